@@ -1,0 +1,4 @@
+/// Benchmarks for the call suite.
+func callBenchmarks() -> [Benchmark] {
+    []
+}

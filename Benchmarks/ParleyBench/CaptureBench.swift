@@ -1,0 +1,4 @@
+/// Benchmarks for the capture suite.
+func captureBenchmarks() -> [Benchmark] {
+    []
+}

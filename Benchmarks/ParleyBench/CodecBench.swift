@@ -1,0 +1,4 @@
+/// Benchmarks for the codec suite.
+func codecBenchmarks() -> [Benchmark] {
+    []
+}

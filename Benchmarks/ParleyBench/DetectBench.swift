@@ -1,0 +1,4 @@
+/// Benchmarks for the detect suite.
+func detectBenchmarks() -> [Benchmark] {
+    []
+}

@@ -1,0 +1,4 @@
+/// Benchmarks for the jitter suite.
+func jitterBenchmarks() -> [Benchmark] {
+    []
+}

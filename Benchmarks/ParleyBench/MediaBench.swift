@@ -1,0 +1,4 @@
+/// Benchmarks for the media suite.
+func mediaBenchmarks() -> [Benchmark] {
+    []
+}

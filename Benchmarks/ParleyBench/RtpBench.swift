@@ -1,0 +1,4 @@
+/// Benchmarks for the rtp suite.
+func rtpBenchmarks() -> [Benchmark] {
+    []
+}

@@ -1,0 +1,4 @@
+/// Benchmarks for the vad suite.
+func vadBenchmarks() -> [Benchmark] {
+    []
+}

@@ -1,0 +1,99 @@
+// swift-tools-version: 6.0
+//
+// Parley: a real-time media pipeline and voice-activity-detection library for Linux.
+//
+// Read this file top to bottom to see the whole design:
+//   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
+//   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Call (pipelines, participants, events)
+//   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
+// Only ParleyCodecs, ParleyMedia and ParleyDevices import C. Everything else builds anywhere.
+
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "Parley",
+    products: [
+        .library(name: "ParleyCore", targets: ["ParleyCore"]),
+        .library(name: "ParleyCodecs", targets: ["ParleyCodecs"]),
+        .library(name: "ParleyMedia", targets: ["ParleyMedia"]),
+        .library(name: "ParleyDevices", targets: ["ParleyDevices"]),
+        .library(name: "ParleyRTP", targets: ["ParleyRTP"]),
+        .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
+        .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
+        .library(name: "ParleyCall", targets: ["ParleyCall"]),
+        .executable(name: "parley", targets: ["parley"]),
+        .executable(name: "parley-bench", targets: ["parley-bench"]),
+    ],
+    targets: [
+        // MARK: C system libraries. Each module map's header also holds the typed, prefixed
+        // `static inline` shims for the entry points Swift cannot call (variadic ctls, macros).
+        .systemLibrary(name: "COpus", pkgConfig: "opus",
+                       providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx",
+                       providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa",
+                       providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2",
+                       providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"])]),
+
+        // MARK: Pure-Swift core: no C imports.
+        .target(name: "ParleyCore", swiftSettings: swiftSettings),
+        .target(name: "ParleyRTP", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .target(name: "ParleyJitter", dependencies: ["ParleyCore", "ParleyRTP"],
+                swiftSettings: swiftSettings),
+        .target(name: "ParleyVoice", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+
+        // MARK: Wrappers over C libraries.
+        .target(name: "ParleyCodecs", dependencies: ["ParleyCore", "COpus", "CVPX"],
+                swiftSettings: swiftSettings),
+        .target(name: "ParleyMedia", dependencies: ["ParleyCore", "CSndFile"],
+                swiftSettings: swiftSettings),
+        .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CV4L2"],
+                swiftSettings: swiftSettings),
+
+        // MARK: The call: pipelines, participants, events.
+        .target(name: "ParleyCall",
+                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
+                               "ParleyRTP", "ParleyJitter", "ParleyVoice"],
+                swiftSettings: swiftSettings),
+
+        // MARK: Front ends: argument parsing and output formats only.
+        .executableTarget(name: "parley",
+                          dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall"],
+                          swiftSettings: swiftSettings),
+
+        // MARK: Benchmarks. Baselines (WebRTC VAD, speexdsp) are benchmark-only dependencies.
+        // No pkgConfig: its .pc file adds -D flags SwiftPM rejects, and the shim declares what it uses.
+        .systemLibrary(name: "CWebRTCVAD", path: "Benchmarks/CWebRTCVAD",
+                       providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", path: "Benchmarks/CSpeexDSP", pkgConfig: "speexdsp",
+                       providers: [.apt(["libspeexdsp-dev"])]),
+        .executableTarget(name: "parley-bench",
+                          dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall",
+                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP"],
+                          path: "Benchmarks/ParleyBench",
+                          swiftSettings: swiftSettings),
+
+        // MARK: Tests (Swift Testing).
+        .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
+    ]
+)

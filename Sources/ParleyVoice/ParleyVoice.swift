@@ -1,0 +1,2 @@
+// ParleyVoice module. See README.md for the module map.
+@_exported import ParleyCore

@@ -1,0 +1,48 @@
+import Testing
+@testable import ParleyCore
+
+@Suite struct AudioFrameTests {
+    @Test func int16FloatConversionClampsAndRejectsNaN() {
+        #expect(Int16(clampingFloat: 2.0) == .max)
+        #expect(Int16(clampingFloat: -2.0) == .min)
+        #expect(Int16(clampingFloat: .nan) == 0)
+        #expect(Int16(clampingFloat: 0.5) == 16384)
+        #expect(Float(clampingFloat: .nan) == 0)
+        #expect(Int16(-32768).floatValue == -1.0)
+    }
+
+    @Test func frameGeometry() {
+        let f = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
+        #expect(f.samples.count == 1920)
+        #expect(f.samplesPerChannel == 960)
+        #expect(abs(f.duration - 0.02) < 1e-12)
+    }
+
+    @Test func inPlaceRefillKeepsStorage() {
+        var f = AudioFrame<Float>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 160)
+        let before = f.samples.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        for round in 0..<10 {
+            f.withUnsafeMutableSamples { buf in
+                for i in buf.indices { buf[i] = Float(round) }
+            }
+        }
+        let after = f.samples.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        #expect(before == after)
+        #expect(f.samples.allSatisfy { $0 == 9 })
+    }
+
+    @Test func videoFramePlaneLayout() {
+        let v = VideoFrame(width: 321, height: 241)
+        #expect(v.chromaWidth == 161 && v.chromaHeight == 121)
+        #expect(v.offsetU == 321 * 241)
+        #expect(v.data.count == 321 * 241 + 2 * 161 * 121)
+        #expect(v.data[0] == 16 && v.data[v.offsetU] == 128)
+    }
+
+    @Test func monotonicClockAdvances() {
+        let a = MonotonicTime.now()
+        let b = MonotonicTime.now()
+        #expect(b >= a)
+        #expect(MonotonicTime(seconds: 1.5).advanced(bySeconds: 0.5).nanoseconds == 2_000_000_000)
+    }
+}

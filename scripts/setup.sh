@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages Parley needs to build, test and benchmark, if missing.
+# Safe to run again: it only calls apt-get when a package is absent. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  pkg-config
+  # libraries the package links
+  libopus-dev libvpx-dev libasound2-dev libasound2-plugins libv4l-dev libsndfile1-dev
+  # benchmark-only baselines
+  libwebrtc-audio-processing-dev libspeexdsp-dev
+  # interoperability peers and media tools used by tests
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good ffmpeg sox
+  # /usr/bin/time for memory measurements
+  time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: a warning-free build, the test suite, and short fuzz runs of the parsers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# A build that prints a warning fails here: the package builds warning-free.
+log=$(mktemp)
+swift build --build-tests 2>&1 | tee "$log"
+if grep -E "warning:" "$log" | grep -v "^warning: 'parley': found .* file(s) which are unhandled" >/dev/null; then
+  echo "test.sh: the build printed warnings (above); fix them" >&2
+  exit 1
+fi
+rm -f "$log"
+
+swift test --skip-build --parallel
+
+if [ -x Fuzz/run.sh ]; then
+  bash Fuzz/run.sh --ci
+fi
