@@ -1,5 +1,189 @@
-// alsa-lib, with typed shims for the macros Swift cannot import.
+// alsa-lib, with typed shims for what Swift cannot import or call directly.
+//
+// - snd_pcm_hw_params_alloca / snd_pcm_sw_params_alloca are macros (alloca): the Swift side
+//   uses the snd_pcm_*_params_malloc / _free functions instead, so no shim is needed.
+// - parley_clocked_pcm_open: an in-process ALSA "ioplug" PCM whose hardware pointer advances
+//   with CLOCK_MONOTONIC at the negotiated rate, like a sound card's DMA pointer. It carries no
+//   audio (capture delivers silence, playback discards) but keeps real time, so overruns and
+//   underruns happen exactly as on hardware: alsa-lib's own ioplug layer marks the stream XRUN
+//   when the pointer callback reports one, and snd_pcm_recover() recovers it. alsa-lib's `null`
+//   and `file` plugins have no clock (their avail is always the whole buffer), so they can
+//   never overrun; this is how Parley exercises its xrun handling on machines without a card.
 #ifndef PARLEY_CALSA_SHIM_H
 #define PARLEY_CALSA_SHIM_H
 #include <alsa/asoundlib.h>
+#include <alsa/pcm_external.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/// State of one clocked PCM. `io` must stay the first member (callbacks cast back to it).
+typedef struct parley_clocked_pcm {
+    snd_pcm_ioplug_t io;
+    int timer_fd;
+    int running;
+    struct timespec start;
+} parley_clocked_pcm;
+
+static inline int64_t parley_clocked_elapsed_frames(const parley_clocked_pcm *c) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ns = (int64_t)(now.tv_sec - c->start.tv_sec) * 1000000000LL
+                 + (int64_t)(now.tv_nsec - c->start.tv_nsec);
+    if (ns < 0) ns = 0;
+    return (int64_t)((__int128)ns * c->io.rate / 1000000000LL);
+}
+
+static inline int parley_clocked_arm(parley_clocked_pcm *c, int on) {
+    struct itimerspec spec;
+    memset(&spec, 0, sizeof spec);
+    if (on && c->io.rate > 0) {
+        int64_t period_ns = (int64_t)c->io.period_size * 1000000000LL / c->io.rate;
+        if (period_ns <= 0) period_ns = 1000000;
+        spec.it_interval.tv_sec = period_ns / 1000000000LL;
+        spec.it_interval.tv_nsec = period_ns % 1000000000LL;
+        spec.it_value = spec.it_interval;
+    }
+    return timerfd_settime(c->timer_fd, 0, &spec, NULL) < 0 ? -errno : 0;
+}
+
+static int parley_clocked_start(snd_pcm_ioplug_t *io) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    clock_gettime(CLOCK_MONOTONIC, &c->start);
+    c->running = 1;
+    return parley_clocked_arm(c, 1);
+}
+
+static int parley_clocked_stop(snd_pcm_ioplug_t *io) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    c->running = 0;
+    return parley_clocked_arm(c, 0);
+}
+
+static int parley_clocked_prepare(snd_pcm_ioplug_t *io) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    c->running = 0;
+    return parley_clocked_arm(c, 0);
+}
+
+/// The position, in frames since start (the BOUNDARY_WA flag lets it run past buffer_size),
+/// or -EPIPE once the application has fallen a whole buffer behind (capture: more than
+/// buffer_size frames captured and unread; playback: more frames played than written).
+static snd_pcm_sframes_t parley_clocked_pointer(snd_pcm_ioplug_t *io) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    if (!c->running) return 0;
+    int64_t hw = parley_clocked_elapsed_frames(c);
+    int64_t appl = (int64_t)io->appl_ptr;
+    if (io->stream == SND_PCM_STREAM_CAPTURE) {
+        if (hw - appl > (int64_t)io->buffer_size) return -EPIPE;
+    } else {
+        if (hw > appl) return -EPIPE;
+    }
+    return (snd_pcm_sframes_t)hw;
+}
+
+static snd_pcm_sframes_t parley_clocked_transfer(snd_pcm_ioplug_t *io,
+                                                 const snd_pcm_channel_area_t *areas,
+                                                 snd_pcm_uframes_t offset,
+                                                 snd_pcm_uframes_t size) {
+    if (io->stream == SND_PCM_STREAM_CAPTURE)
+        snd_pcm_areas_silence(areas, offset, io->channels, size, io->format);
+    return (snd_pcm_sframes_t)size;
+}
+
+static int parley_clocked_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd,
+                                       unsigned int nfds, unsigned short *revents) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    uint64_t expirations;
+    (void)nfds;
+    if (pfd[0].revents & POLLIN) {
+        ssize_t r = read(c->timer_fd, &expirations, sizeof expirations);
+        (void)r;
+        *revents = io->stream == SND_PCM_STREAM_CAPTURE ? POLLIN : POLLOUT;
+    } else {
+        *revents = 0;
+    }
+    return 0;
+}
+
+static int parley_clocked_close(snd_pcm_ioplug_t *io) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    close(c->timer_fd);
+    free(c);
+    return 0;
+}
+
+static const snd_pcm_ioplug_callback_t parley_clocked_callbacks = {
+    .start = parley_clocked_start,
+    .stop = parley_clocked_stop,
+    .pointer = parley_clocked_pointer,
+    .transfer = parley_clocked_transfer,
+    .close = parley_clocked_close,
+    .prepare = parley_clocked_prepare,
+    .poll_revents = parley_clocked_poll_revents,
+};
+
+/// Opens a clocked PCM named `name` (S16_LE or FLOAT_LE, 1-8 channels, 8-192 kHz, interleaved).
+/// Returns 0 or a negative errno; on success `*pcmp` is a PCM to close with snd_pcm_close().
+static inline int parley_clocked_pcm_open(snd_pcm_t **pcmp, const char *name,
+                                          snd_pcm_stream_t stream, int mode) {
+    static const unsigned int access_list[] = { SND_PCM_ACCESS_RW_INTERLEAVED };
+    static const unsigned int format_list[] = { SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_FLOAT_LE };
+    parley_clocked_pcm *c = (parley_clocked_pcm *)calloc(1, sizeof *c);
+    if (!c) return -ENOMEM;
+    c->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (c->timer_fd < 0) { int e = -errno; free(c); return e; }
+    c->io.version = SND_PCM_IOPLUG_VERSION;
+    c->io.name = "Parley clocked PCM";
+    c->io.flags = SND_PCM_IOPLUG_FLAG_BOUNDARY_WA | SND_PCM_IOPLUG_FLAG_MONOTONIC;
+    c->io.poll_fd = c->timer_fd;
+    c->io.poll_events = POLLIN;
+    c->io.mmap_rw = 0;
+    c->io.callback = &parley_clocked_callbacks;
+    c->io.private_data = c;
+    int err = snd_pcm_ioplug_create(&c->io, name, stream, mode);
+    if (err < 0) { close(c->timer_fd); free(c); return err; }
+    if ((err = snd_pcm_ioplug_set_param_list(&c->io, SND_PCM_IOPLUG_HW_ACCESS, 1, access_list)) < 0 ||
+        (err = snd_pcm_ioplug_set_param_list(&c->io, SND_PCM_IOPLUG_HW_FORMAT, 2, format_list)) < 0 ||
+        (err = snd_pcm_ioplug_set_param_minmax(&c->io, SND_PCM_IOPLUG_HW_CHANNELS, 1, 8)) < 0 ||
+        (err = snd_pcm_ioplug_set_param_minmax(&c->io, SND_PCM_IOPLUG_HW_RATE, 8000, 192000)) < 0 ||
+        (err = snd_pcm_ioplug_set_param_minmax(&c->io, SND_PCM_IOPLUG_HW_PERIOD_BYTES, 16, 1 << 20)) < 0 ||
+        (err = snd_pcm_ioplug_set_param_minmax(&c->io, SND_PCM_IOPLUG_HW_PERIODS, 2, 64)) < 0) {
+        snd_pcm_ioplug_delete(&c->io);  // calls the close callback, which frees `c`
+        return err;
+    }
+    *pcmp = c->io.pcm;
+    return 0;
+}
+
+/// alsa-lib reports details ("Unknown PCM foo", config parse errors) through a variadic error
+/// handler Swift cannot implement. This one formats the message and hands it to
+/// `parley_alsa_store_error`, which ParleyDevices implements (`@_cdecl`) to keep the calling
+/// thread's last message for its typed error, instead of letting alsa-lib print to stderr.
+/// (Storage lives on the Swift side: Swift does not emit thread-local statics of headers.)
+void parley_alsa_store_error(const char *message);
+
+static void parley_alsa_error_handler(const char *file, int line, const char *function,
+                                      int err, const char *fmt, ...) {
+    char text[512];
+    (void)file; (void)line; (void)function; (void)err;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    parley_alsa_store_error(text);
+}
+
+/// Installs the forwarding error handler (process-wide; idempotent).
+static inline void parley_alsa_capture_errors(void) {
+    snd_lib_error_set_handler(parley_alsa_error_handler);
+}
+
 #endif

@@ -1,0 +1,138 @@
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Audio capture from an ALSA PCM (a microphone, or any PCM alsa-lib can open).
+///
+/// ```
+/// var mic = try ALSACapture<Int16>(pcm: "default", parameters: .init(format: .init(sampleRate: 48_000, channels: 1)))
+/// var frame = mic.makeFrame()               // one period, allocated once
+/// while running { _ = try mic.read(into: &frame) }   // no allocation per frame
+/// ```
+///
+/// Reads block (in `snd_pcm_wait`, with the timeout from ``ALSAParameters``) until a frame is
+/// captured. Overruns and suspends are recovered with `snd_pcm_recover` and counted in
+/// ``xruns``; the samples lost in an overrun are gone, the stream continues.
+///
+/// Timestamps: `timestamp` counts delivered samples per channel (RTP-style, wrapping);
+/// `captureTime` is `CLOCK_MONOTONIC` now minus the samples still queued in the device
+/// (`snd_pcm_delay`) and in the frame, i.e. when the first sample of the frame was captured.
+///
+/// Threading: not copyable; use from one thread (or hand it to ``AudioCaptureStream``).
+public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
+    public typealias Failure = ALSAError
+
+    /// The PCM name it was opened with.
+    public let pcmName: String
+    /// What the device agreed to.
+    public let setup: ALSAStreamSetup
+    /// Overruns and suspends recovered so far.
+    public private(set) var xruns = XRunCounters()
+    /// Samples per channel delivered so far.
+    public private(set) var framesDelivered: UInt64 = 0
+
+    private var handle: PCMHandle
+    private let timeoutMilliseconds: Int
+
+    /// Opens `pcm` through alsa-lib's configuration (`~/.asoundrc`, `ALSA_CONFIG_PATH`, ...).
+    public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
+        try self.init(pcm: pcm, parameters: parameters, source: .name)
+    }
+
+    /// Opens `pcm` as defined in `configuration` (`snd_pcm_open_lconf`).
+    public init(pcm: String, parameters: ALSAParameters,
+                configuration: borrowing ALSAConfigurationTree) throws(ALSAError) {
+        try self.init(pcm: pcm, parameters: parameters, source: .tree(configuration.root))
+    }
+
+    /// Opens an in-process PCM that keeps real time like a sound card but captures silence:
+    /// it overruns when not read for longer than its buffer. For tests and benchmarks of
+    /// xrun handling on machines without a sound card.
+    public static func clocked(parameters: ALSAParameters) throws(ALSAError) -> ALSACapture {
+        try ALSACapture(pcm: "parley-clocked", parameters: parameters, source: .clocked)
+    }
+
+    init(pcm: String, parameters: ALSAParameters, source: PCMSource) throws(ALSAError) {
+        let handle = try PCM.open(pcm, .capture, source)
+        self.setup = try PCM.configure(handle.raw, name: pcm, direction: .capture,
+                                       parameters: parameters, sample: Sample.self)
+        self.handle = handle
+        self.pcmName = pcm
+        self.timeoutMilliseconds = parameters.timeoutMilliseconds
+    }
+
+    public var format: AudioFormat { setup.format }
+    public var framesPerRead: Int { setup.periodFrames }
+
+    /// A silent frame of one period, to pass to ``read(into:)`` again and again.
+    public func makeFrame() -> AudioFrame<Sample> {
+        AudioFrame(format: setup.format, samplesPerChannel: setup.periodFrames)
+    }
+
+    /// Fills `frame` with the next `frame.samplesPerChannel` captured samples per channel.
+    /// Always returns true (a device does not end).
+    /// - Throws: ``ALSAError`` on timeout, an unrecoverable xrun, or a device error.
+    @discardableResult
+    public mutating func read(into frame: inout AudioFrame<Sample>) throws(ALSAError) -> Bool {
+        precondition(frame.format == setup.format, "frame format must match the capture format")
+        let frames = frame.samplesPerChannel
+        let r: Result<Void, ALSAError> = frame.withUnsafeMutableSamples { buf in
+            do throws(ALSAError) {
+                try read(into: UnsafeMutableRawPointer(buf.baseAddress!), frames: frames)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try r.get()
+        var delay: snd_pcm_sframes_t = 0
+        if snd_pcm_delay(handle.raw, &delay) < 0 || delay < 0 { delay = 0 }
+        let queued = Int64(delay) + Int64(frames)
+        let now = MonotonicTime.now()
+        frame.captureTime = now.advanced(byNanoseconds: -(queued * 1_000_000_000 / Int64(setup.format.sampleRate)))
+        frame.timestamp = UInt32(truncatingIfNeeded: framesDelivered)
+        framesDelivered &+= UInt64(frames)
+        return true
+    }
+
+    /// Reads exactly `frames` frames (samples per channel) of interleaved samples into `buffer`
+    /// (which holds `frames * channels` samples). No timestamps; no allocation.
+    public mutating func read(into buffer: UnsafeMutableBufferPointer<Sample>) throws(ALSAError) {
+        precondition(buffer.count % setup.format.channels == 0, "buffer must hold whole frames")
+        guard let base = buffer.baseAddress else { return }
+        try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / setup.format.channels)
+        framesDelivered &+= UInt64(buffer.count / setup.format.channels)
+    }
+
+    private mutating func read(into base: UnsafeMutableRawPointer, frames: Int) throws(ALSAError) {
+        let pcm = handle.raw
+        let frameBytes = MemoryLayout<Sample>.stride * setup.format.channels
+        // At most one buffer per call: plugins such as `file` (infile) cannot serve more.
+        let chunk = setup.bufferFrames
+        var done = 0
+        while done < frames {
+            let n = snd_pcm_readi(pcm, base + done * frameBytes, snd_pcm_uframes_t(min(chunk, frames - done)))
+            if n > 0 { done += n; continue }
+            var code = n
+            if n == 0 || n == -Int(EAGAIN) {
+                code = try PCM.wait(pcm, name: pcmName, timeoutMilliseconds: timeoutMilliseconds)
+                if code == 0 { continue }
+            }
+            if code == -Int(EINTR) { continue }
+            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
+                try PCM.recover(pcm, name: pcmName, code: code, direction: .capture, counters: &xruns)
+                continue
+            }
+            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: pcmName, operation: "snd_pcm_readi")
+        }
+    }
+
+    /// Stops the stream and closes the PCM, reporting a failure to close.
+    public consuming func close() throws(ALSAError) {
+        let name = pcmName
+        _ = snd_pcm_drop(handle.raw)
+        let r = handle.close()
+        if r < 0 { throw ALSAError.from(code: r, pcm: name, operation: "snd_pcm_close") }
+    }
+}

@@ -1,0 +1,119 @@
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Audio playback to an ALSA PCM (a speaker, or any PCM alsa-lib can open).
+///
+/// Writes block (in `snd_pcm_wait`, with the timeout from ``ALSAParameters``) until the device
+/// has room. Playback starts once two periods are queued. Underruns and suspends are recovered
+/// with `snd_pcm_recover` and counted in ``xruns``. Call ``drain()`` to play out what is queued
+/// before closing.
+///
+/// Threading: not copyable; use from one thread.
+public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
+    /// The PCM name it was opened with.
+    public let pcmName: String
+    /// What the device agreed to.
+    public let setup: ALSAStreamSetup
+    /// Underruns and suspends recovered so far.
+    public private(set) var xruns = XRunCounters()
+    /// Samples per channel written so far.
+    public private(set) var framesWritten: UInt64 = 0
+
+    private var handle: PCMHandle
+    private let timeoutMilliseconds: Int
+
+    /// Opens `pcm` through alsa-lib's configuration.
+    public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
+        try self.init(pcm: pcm, parameters: parameters, source: .name)
+    }
+
+    /// Opens `pcm` as defined in `configuration` (`snd_pcm_open_lconf`).
+    public init(pcm: String, parameters: ALSAParameters,
+                configuration: borrowing ALSAConfigurationTree) throws(ALSAError) {
+        try self.init(pcm: pcm, parameters: parameters, source: .tree(configuration.root))
+    }
+
+    /// Opens an in-process PCM that consumes samples in real time like a sound card and
+    /// discards them: it underruns when not fed. For tests of xrun handling.
+    public static func clocked(parameters: ALSAParameters) throws(ALSAError) -> ALSAPlayback {
+        try ALSAPlayback(pcm: "parley-clocked", parameters: parameters, source: .clocked)
+    }
+
+    init(pcm: String, parameters: ALSAParameters, source: PCMSource) throws(ALSAError) {
+        let handle = try PCM.open(pcm, .playback, source)
+        self.setup = try PCM.configure(handle.raw, name: pcm, direction: .playback,
+                                       parameters: parameters, sample: Sample.self)
+        self.handle = handle
+        self.pcmName = pcm
+        self.timeoutMilliseconds = parameters.timeoutMilliseconds
+    }
+
+    /// Queues all samples of `frame` (its format must equal the negotiated format).
+    public mutating func write(_ frame: borrowing AudioFrame<Sample>) throws(ALSAError) {
+        precondition(frame.format == setup.format, "frame format must match the playback format")
+        let r: Result<Void, ALSAError> = frame.samples.withUnsafeBufferPointer { buf in
+            do throws(ALSAError) { try write(buf); return .success(()) } catch { return .failure(error) }
+        }
+        try r.get()
+    }
+
+    /// Queues interleaved samples (a whole number of frames). No allocation.
+    public mutating func write(_ samples: UnsafeBufferPointer<Sample>) throws(ALSAError) {
+        let channels = setup.format.channels
+        precondition(samples.count % channels == 0, "samples must hold whole frames")
+        guard let base = samples.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
+        let frameBytes = MemoryLayout<Sample>.stride * channels
+        let frames = samples.count / channels
+        let pcm = handle.raw
+        let chunk = setup.bufferFrames  // at most one buffer per call, as for capture
+        var done = 0
+        while done < frames {
+            let n = snd_pcm_writei(pcm, raw + done * frameBytes, snd_pcm_uframes_t(min(chunk, frames - done)))
+            if n > 0 { done += n; continue }
+            var code = n
+            if n == 0 || n == -Int(EAGAIN) {
+                code = try PCM.wait(pcm, name: pcmName, timeoutMilliseconds: timeoutMilliseconds)
+                if code == 0 { continue }
+            }
+            if code == -Int(EINTR) { continue }
+            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
+                try PCM.recover(pcm, name: pcmName, code: code, direction: .playback, counters: &xruns)
+                continue
+            }
+            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: pcmName, operation: "snd_pcm_writei")
+        }
+        framesWritten &+= UInt64(frames)
+    }
+
+    /// Plays out everything queued, blocking until done (`snd_pcm_drain`). A stream that
+    /// never reached its start threshold is started first.
+    public mutating func drain() throws(ALSAError) {
+        let pcm = handle.raw
+        _ = snd_pcm_nonblock(pcm, 0)
+        defer { _ = snd_pcm_nonblock(pcm, 1) }
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED && framesWritten > 0 {
+            _ = snd_pcm_start(pcm)
+        }
+        while true {
+            let r = snd_pcm_drain(pcm)
+            if r >= 0 { return }
+            if r == -EINTR || r == -EAGAIN { continue }
+            if r == -EPIPE || r == -ESTRPIPE {
+                // An underrun at the very end: everything queued has been played.
+                try PCM.recover(pcm, name: pcmName, code: Int(r), direction: .playback, counters: &xruns)
+                return
+            }
+            throw ALSAError.from(code: r, pcm: pcmName, operation: "snd_pcm_drain")
+        }
+    }
+
+    /// Closes the PCM without draining (queued samples are dropped); reports a failure.
+    public consuming func close() throws(ALSAError) {
+        let name = pcmName
+        let r = handle.close()
+        if r < 0 { throw ALSAError.from(code: r, pcm: name, operation: "snd_pcm_close") }
+    }
+}
