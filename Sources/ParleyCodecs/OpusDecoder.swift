@@ -1,0 +1,206 @@
+import COpus
+
+/// An Opus decoder: owns one libopus `OpusDecoder` state for one stream.
+///
+/// Decodes packets of any Opus configuration into 8, 12, 16, 24 or 48 kHz, mono or stereo,
+/// writing into caller-provided buffers (nothing is allocated per packet). Loss handling:
+/// ``concealLoss(into:)`` (PLC) synthesises a missing stretch; ``recoverLost(from:into:)``
+/// rebuilds a lost packet from the in-band FEC data of the packet that follows it.
+///
+/// ```swift
+/// var decoder = try OpusDecoder(sampleRate: 48_000, channels: 1)
+/// var pcm = [Int16](repeating: 0, count: OpusDecoder.maxSamplesPerChannel(sampleRate: 48_000))
+/// let n = try decoder.decode(packet, into: &pcm)   // samples per channel written
+/// ```
+///
+/// Threading: `~Copyable` and `mutating`: one owner at a time, which may move it to another
+/// thread; never used from two threads at once.
+public struct OpusDecoder: ~Copyable, @unchecked Sendable {
+    let state: OpaquePointer
+    /// Output sample rate in Hz.
+    public let sampleRate: Int
+    /// Output channel count (1 or 2).
+    public let channels: Int
+
+    /// Samples per channel of the longest packet (120 ms) at `sampleRate`: a buffer of this
+    /// many samples per channel holds any packet's output.
+    public static func maxSamplesPerChannel(sampleRate: Int) -> Int { sampleRate * 120 / 1000 }
+
+    /// Creates a decoder (`opus_decoder_create`).
+    /// - Throws: ``OpusError`` (`badArgument`) for a rate other than 8/12/16/24/48 kHz or a
+    ///   channel count other than 1 or 2.
+    public init(sampleRate: Int, channels: Int) throws(OpusError) {
+        if let e = OpusError.unsupportedFormat(sampleRate: sampleRate, channels: channels,
+                                               operation: "opus_decoder_create") { throw e }
+        var err: Int32 = OPUS_OK
+        guard let st = opus_decoder_create(Int32(sampleRate), Int32(channels), &err), err == OPUS_OK else {
+            throw OpusError(code: err == OPUS_OK ? OPUS_ALLOC_FAIL : err, operation: "opus_decoder_create")
+        }
+        self.state = st
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
+    deinit { opus_decoder_destroy(state) }
+
+    // MARK: Decoding
+
+    /// Decodes one packet into interleaved 16-bit samples (`opus_decode`).
+    ///
+    /// - Parameters:
+    ///   - packet: the packet; `nil` or empty means "lost": the whole of `pcm` is then filled
+    ///     by loss concealment (so pass exactly the lost duration, see ``concealLoss(into:)``).
+    ///   - pcm: output, `samplesPerChannel * channels` samples; must hold the packet's duration
+    ///     (``maxSamplesPerChannel(sampleRate:)`` always suffices).
+    /// - Returns: samples per channel written.
+    /// - Throws: ``OpusError``: `invalidPacket` for corrupt data, `bufferTooSmall` when `pcm`
+    ///   is shorter than the packet, `badArgument` for a `pcm` that is not whole frames.
+    public mutating func decode(_ packet: UnsafeRawBufferPointer?,
+                                into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
+        try decodeInt16(packet, into: pcm, fec: false, operation: "opus_decode")
+    }
+
+    /// Decodes one packet into interleaved float samples (`opus_decode_float`); see the
+    /// Int16 overload.
+    public mutating func decode(_ packet: UnsafeRawBufferPointer?,
+                                into pcm: UnsafeMutableBufferPointer<Float>) throws(OpusError) -> Int {
+        try decodeFloat(packet, into: pcm, fec: false, operation: "opus_decode_float")
+    }
+
+    /// Decodes a packet held in an array into `pcm` (which keeps its size; see the pointer
+    /// overload). An empty `packet` conceals a loss filling all of `pcm`.
+    public mutating func decode<S: AudioSample>(_ packet: [UInt8], into pcm: inout [S]) throws(OpusError) -> Int {
+        var result: Result<Int, OpusError> = .success(0)
+        packet.withUnsafeBytes { p in
+            pcm.withUnsafeMutableBufferPointer { out in
+                result = decodeAny(p.isEmpty ? nil : p, into: out, fec: false)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Packet loss concealment: fills all of `pcm` (whose duration must be a multiple of
+    /// 2.5 ms, normally the lost packet's duration, e.g. ``lastPacketDuration``) with audio
+    /// extrapolated from the stream so far (`opus_decode` with no data).
+    /// - Returns: samples per channel written (all of `pcm`).
+    public mutating func concealLoss(into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
+        try decodeInt16(nil, into: pcm, fec: false, operation: "opus_decode (PLC)")
+    }
+
+    /// Float version of ``concealLoss(into:)-(UnsafeMutableBufferPointer<Int16>)``.
+    public mutating func concealLoss(into pcm: UnsafeMutableBufferPointer<Float>) throws(OpusError) -> Int {
+        try decodeFloat(nil, into: pcm, fec: false, operation: "opus_decode_float (PLC)")
+    }
+
+    /// Rebuilds a lost packet from the in-band FEC data carried by the packet after it
+    /// (`opus_decode` with `decode_fec = 1`).
+    ///
+    /// Call it when packet N is lost and N+1 has arrived, before decoding N+1 normally. `pcm`
+    /// must be exactly the lost packet's duration (a multiple of 2.5 ms). When `nextPacket`
+    /// has no FEC data (CELT-only mode, FEC off at the sender, or a loss at the start of a
+    /// talk spurt) libopus conceals instead, as ``concealLoss(into:)`` would.
+    /// - Returns: samples per channel written (all of `pcm`).
+    public mutating func recoverLost(from nextPacket: UnsafeRawBufferPointer,
+                                     into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
+        try decodeInt16(nextPacket, into: pcm, fec: true, operation: "opus_decode (FEC)")
+    }
+
+    /// Float version of ``recoverLost(from:into:)-(_,UnsafeMutableBufferPointer<Int16>)``.
+    public mutating func recoverLost(from nextPacket: UnsafeRawBufferPointer,
+                                     into pcm: UnsafeMutableBufferPointer<Float>) throws(OpusError) -> Int {
+        try decodeFloat(nextPacket, into: pcm, fec: true, operation: "opus_decode_float (FEC)")
+    }
+
+    // MARK: Internals
+
+    private func frameSize(_ count: Int, operation: String) throws(OpusError) -> Int32 {
+        let n = count / channels
+        guard n > 0, n * channels == count else {
+            throw OpusError(code: OPUS_BAD_ARG, operation: operation,
+                            detail: "output of \(count) samples is not a whole number of \(channels)-channel frames")
+        }
+        return Int32(clamping: n)
+    }
+
+    private mutating func decodeInt16(_ packet: UnsafeRawBufferPointer?, into pcm: UnsafeMutableBufferPointer<Int16>,
+                                      fec: Bool, operation: String) throws(OpusError) -> Int {
+        let n = try frameSize(pcm.count, operation: operation)
+        let data = packet.flatMap { $0.isEmpty ? nil : $0 }
+        let r = opus_decode(state, data?.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                            Int32(clamping: data?.count ?? 0), pcm.baseAddress!, n, fec ? 1 : 0)
+        guard r >= 0 else { throw OpusError(code: r, operation: operation) }
+        return Int(r)
+    }
+
+    private mutating func decodeFloat(_ packet: UnsafeRawBufferPointer?, into pcm: UnsafeMutableBufferPointer<Float>,
+                                      fec: Bool, operation: String) throws(OpusError) -> Int {
+        let n = try frameSize(pcm.count, operation: operation)
+        let data = packet.flatMap { $0.isEmpty ? nil : $0 }
+        let r = opus_decode_float(state, data?.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                  Int32(clamping: data?.count ?? 0), pcm.baseAddress!, n, fec ? 1 : 0)
+        guard r >= 0 else { throw OpusError(code: r, operation: operation) }
+        return Int(r)
+    }
+
+    private mutating func decodeAny<S: AudioSample>(_ p: UnsafeRawBufferPointer?, into out: UnsafeMutableBufferPointer<S>,
+                                                    fec: Bool) -> Result<Int, OpusError> {
+        let raw = UnsafeMutableRawPointer(out.baseAddress)
+        do throws(OpusError) {
+            if S.self == Int16.self {
+                let buf = UnsafeMutableBufferPointer(start: raw?.assumingMemoryBound(to: Int16.self), count: out.count)
+                return .success(try decodeInt16(p, into: buf, fec: fec, operation: "opus_decode"))
+            } else if S.self == Float.self {
+                let buf = UnsafeMutableBufferPointer(start: raw?.assumingMemoryBound(to: Float.self), count: out.count)
+                return .success(try decodeFloat(p, into: buf, fec: fec, operation: "opus_decode_float"))
+            }
+            preconditionFailure("unsupported sample type \(S.self)")
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func ctlGet(_ request: (OpaquePointer, UnsafeMutablePointer<opus_int32>) -> Int32, _ name: StaticString) -> Int {
+        var v: opus_int32 = 0
+        let r = request(state, &v)
+        precondition(r == OPUS_OK, "\(name) failed: \(String(cString: opus_strerror(r)))")
+        return Int(v)
+    }
+
+    // MARK: Settings and state
+
+    /// Output gain in Q8 dB (256 = +1 dB), -32768...32767 (`OPUS_SET_GAIN`). Default 0.
+    public var gainQ8dB: Int {
+        get { ctlGet(parley_opus_decoder_get_gain, "OPUS_GET_GAIN") }
+        set {
+            precondition((-32768...32767).contains(newValue), "gain \(newValue) outside -32768...32767")
+            let r = parley_opus_decoder_set_gain(state, opus_int32(newValue))
+            precondition(r == OPUS_OK, "OPUS_SET_GAIN failed")
+        }
+    }
+
+    /// Samples per channel of the last packet decoded or concealed
+    /// (`OPUS_GET_LAST_PACKET_DURATION`): the duration to conceal when the next one is lost.
+    public var lastPacketDuration: Int { ctlGet(parley_opus_decoder_get_last_packet_duration, "OPUS_GET_LAST_PACKET_DURATION") }
+
+    /// Bandwidth of the last packet decoded (`OPUS_GET_BANDWIDTH`); nil before the first.
+    public var bandwidth: OpusBandwidth? {
+        OpusBandwidth(rawValue: Int32(ctlGet(parley_opus_decoder_get_bandwidth, "OPUS_GET_BANDWIDTH")))
+    }
+
+    /// Pitch period of the last decoded frame at 48 kHz (`OPUS_GET_PITCH`), 0 if unvoiced.
+    public var pitch: Int { ctlGet(parley_opus_decoder_get_pitch, "OPUS_GET_PITCH") }
+
+    /// The range decoder's final state after the last packet (`OPUS_GET_FINAL_RANGE`).
+    public var finalRange: UInt32 {
+        var v: opus_uint32 = 0
+        let r = parley_opus_decoder_get_final_range(state, &v)
+        precondition(r == OPUS_OK, "OPUS_GET_FINAL_RANGE failed")
+        return v
+    }
+
+    /// Resets the decoder as if freshly created (`OPUS_RESET_STATE`), e.g. on a stream change.
+    public mutating func reset() {
+        let r = parley_opus_decoder_reset_state(state)
+        precondition(r == OPUS_OK, "OPUS_RESET_STATE failed")
+    }
+}

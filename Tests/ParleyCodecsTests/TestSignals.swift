@@ -1,0 +1,133 @@
+import Foundation
+import ParleyCodecs
+
+/// The package's SampleMedia directory, found relative to this file.
+let sampleMedia = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("SampleMedia")
+
+/// A deterministic generator (SplitMix64) for random test data.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+struct TestDataError: Error, CustomStringConvertible { let description: String }
+
+/// Test-only reader for 16-bit PCM mono WAV (until ParleyMedia's reader lands).
+func readWAVInt16(_ url: URL) throws -> (rate: Int, samples: [Int16]) {
+    let d = [UInt8](try Data(contentsOf: url))
+    func u32(_ o: Int) -> Int { Int(d[o]) | Int(d[o + 1]) << 8 | Int(d[o + 2]) << 16 | Int(d[o + 3]) << 24 }
+    func u16(_ o: Int) -> Int { Int(d[o]) | Int(d[o + 1]) << 8 }
+    guard d.count >= 12, d[0..<4].elementsEqual("RIFF".utf8) else { throw TestDataError(description: "not RIFF") }
+    var o = 12
+    var rate = 0
+    while o + 8 <= d.count {
+        let size = u32(o + 4)
+        if d[o..<o + 4].elementsEqual("fmt ".utf8) {
+            guard u16(o + 10) == 1, u16(o + 22) == 16 else { throw TestDataError(description: "not 16-bit mono") }
+            rate = u32(o + 12)
+        } else if d[o..<o + 4].elementsEqual("data".utf8) {
+            let n = min(size, d.count - o - 8) / 2
+            var s = [Int16](repeating: 0, count: n)
+            for i in 0..<n { s[i] = Int16(bitPattern: UInt16(u16(o + 8 + 2 * i))) }
+            return (rate, s)
+        }
+        o += 8 + size + (size & 1)
+    }
+    throw TestDataError(description: "no data chunk")
+}
+
+/// Decimates by an integer factor after a windowed-sinc low-pass (cutoff 0.9 x new Nyquist).
+func decimate(_ x: [Float], by factor: Int) -> [Float] {
+    let taps = 64 * factor + 1
+    let half = taps / 2
+    let fc = 0.9 / Double(2 * factor)   // cycles per input sample
+    var h = [Float](repeating: 0, count: taps)
+    var sum: Double = 0
+    for i in 0..<taps {
+        let n = Double(i - half)
+        let sinc = n == 0 ? 2 * fc : sin(2 * .pi * fc * n) / (.pi * n)
+        let t = Double(i) / Double(taps - 1)
+        let w = 0.42 - 0.5 * cos(2 * .pi * t) + 0.08 * cos(4 * .pi * t)   // Blackman
+        h[i] = Float(sinc * w)
+        sum += sinc * w
+    }
+    for i in 0..<taps { h[i] /= Float(sum) }
+    var y = [Float](repeating: 0, count: x.count / factor)
+    for j in 0..<y.count {
+        let c = j * factor
+        var acc: Float = 0
+        for k in 0..<taps {
+            let idx = c + k - half
+            if idx >= 0 && idx < x.count { acc += h[k] * x[idx] }
+        }
+        y[j] = acc
+    }
+    return y
+}
+
+/// Pearson correlation of two equally long signals.
+func correlation(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+    precondition(a.count == b.count)
+    var sa = 0.0, sb = 0.0, saa = 0.0, sbb = 0.0, sab = 0.0
+    for (x, y) in zip(a, b) {
+        let dx = Double(x), dy = Double(y)
+        sa += dx; sb += dy; saa += dx * dx; sbb += dy * dy; sab += dx * dy
+    }
+    let n = Double(a.count)
+    let cov = sab - sa * sb / n
+    return cov / ((saa - sa * sa / n).squareRoot() * (sbb - sb * sb / n).squareRoot())
+}
+
+/// A voiced, speech-like synthetic signal: a glottal pulse train with gliding pitch through
+/// three formant resonators, in syllable-rate bursts. Used only while SampleMedia is absent.
+func syntheticSpeech(rate: Int, seconds: Double = 3) -> [Float] {
+    let n = Int(Double(rate) * seconds)
+    var out = [Float](repeating: 0, count: n)
+    var rng = SplitMix64(state: 7)
+    var phase = 0.0
+    let formants: [(Double, Double)] = [(700, 80), (1200, 90), (2600, 120)]
+    var states = [(Double, Double)](repeating: (0, 0), count: 3)
+    for i in 0..<n {
+        let t = Double(i) / Double(rate)
+        let f0 = 120 + 30 * sin(2 * .pi * 0.7 * t)
+        phase += f0 / Double(rate)
+        var excitation = 0.0
+        if phase >= 1 { phase -= 1; excitation = 1 }
+        excitation += 0.02 * (Double(rng.next() % 2001) / 1000 - 1)
+        var y = 0.0
+        for (k, (f, bw)) in formants.enumerated() where f < Double(rate) / 2 {
+            let r = exp(-.pi * bw / Double(rate))
+            let a1 = 2 * r * cos(2 * .pi * f / Double(rate)), a2 = -r * r
+            let v = excitation + a1 * states[k].0 + a2 * states[k].1
+            states[k] = (v, states[k].0)
+            y += v * (1 - r)
+        }
+        let envelope = max(0, sin(2 * .pi * 2 * t))
+        out[i] = Float(0.3 * y * envelope)
+    }
+    return out
+}
+
+/// Whether the sample speech recordings are present (they land with the media helper).
+let haveSampleSpeech = FileManager.default.fileExists(
+    atPath: sampleMedia.appendingPathComponent("speech/speech-48k.wav").path)
+
+/// Real recorded speech at `rate` Hz as floats in [-1, 1]: SampleMedia's 48 kHz or 16 kHz
+/// recording, decimated when the rate is lower (48 -> 24, 12; 16 -> 8).
+func speech(atRate rate: Int) throws -> [Float] {
+    guard haveSampleSpeech else { return syntheticSpeech(rate: rate) }
+    let source = (rate == 16_000 || rate == 8_000) ? "speech-16k.wav" : "speech-48k.wav"
+    let wav = try readWAVInt16(sampleMedia.appendingPathComponent("speech").appendingPathComponent(source))
+    let x = wav.samples.map { Float($0) / 32768 }
+    guard wav.rate % rate == 0 else { throw TestDataError(description: "\(source) at \(wav.rate) Hz -> \(rate) Hz") }
+    return wav.rate == rate ? x : decimate(x, by: wav.rate / rate)
+}
+
+func toInt16(_ x: [Float]) -> [Int16] { x.map { Int16(clampingFloat: $0) } }
