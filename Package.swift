@@ -82,6 +82,10 @@ let package = Package(
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 
+        // Dev-only: dumps the VAD's features and probabilities for training and evaluation.
+        .executableTarget(name: "parley-vadtool", dependencies: ["ParleyVoice"], path: "Tools/VADTool",
+                          swiftSettings: swiftSettings),
+
         // MARK: Tests (Swift Testing).
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia"],

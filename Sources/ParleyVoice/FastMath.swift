@@ -1,0 +1,52 @@
+// Small, deterministic math kernels in pure Swift (no libm): the VAD's output must be the same
+// bit for bit for the same input, and these are faster than libm's in the per-frame loops.
+
+/// log2(x) for x > 0 (|error| < 1e-4); returns -126 for x <= 0 or subnormal, and 128 for +inf/NaN.
+@inline(__always)
+func fastLog2(_ x: Float) -> Float {
+    guard x >= Float.leastNormalMagnitude else { return -126 }
+    guard x.isFinite else { return 128 }
+    let bits = x.bitPattern
+    let exponent = Float(Int32(bitPattern: (bits >> 23) & 0xFF) - 127)
+    // Mantissa m in [1, 2); map to [sqrt(1/2), sqrt(2)) around 1 for a better polynomial.
+    var m = Float(bitPattern: (bits & 0x007F_FFFF) | 0x3F80_0000)
+    var e = exponent
+    if m > 1.41421356 { m *= 0.5; e += 1 }
+    // log2(m) = 2/ln2 * atanh(t), t = (m - 1)/(m + 1), |t| < 0.1716
+    let t = (m - 1) / (m + 1)
+    let t2 = t * t
+    let series = t * (2.885390081777927 + t2 * (0.961796693925976 + t2 * (0.577078016355585 + t2 * 0.412198583111771)))
+    return e + series
+}
+
+/// 10 * log10(x), in dB, via ``fastLog2``.
+@inline(__always)
+func decibels(_ x: Float) -> Float { 3.0102999566 * fastLog2(x) }
+
+/// 2^x, |relative error| < 2e-7 in [-126, 127]; clamps outside.
+@inline(__always)
+func fastExp2(_ x: Float) -> Float {
+    let c = min(max(x, -126), 127)
+    let fl = c.rounded(.down)
+    let f = c - fl
+    // 2^f on [0, 1): degree-6 polynomial (Taylor of e^(f ln2), enough for Float)
+    let l = f * 0.6931471805599453
+    let p = 1 + l * (1 + l * (0.5 + l * (0.16666667 + l * (0.041666668 + l * (0.008333334 + l * 0.0013888889)))))
+    return Float(bitPattern: UInt32(Int32(fl) + 127) << 23) * p
+}
+
+/// e^x.
+@inline(__always)
+func fastExp(_ x: Float) -> Float { fastExp2(x * 1.4426950408889634) }
+
+/// The logistic function 1 / (1 + e^-x).
+@inline(__always)
+func sigmoid(_ x: Float) -> Float { 1 / (1 + fastExp(-x)) }
+
+/// tanh(x) = 2 sigmoid(2x) - 1.
+@inline(__always)
+func fastTanh(_ x: Float) -> Float { 2 / (1 + fastExp(-2 * x)) - 1 }
+
+/// sqrt for x >= 0 (the stdlib's `squareRoot` is an IEEE instruction, exact and portable).
+@inline(__always)
+func root(_ x: Float) -> Float { max(x, 0).squareRoot() }

@@ -1,0 +1,345 @@
+// The VAD front end: 10 ms frames of the internal 16 kHz stream to a feature vector.
+//
+// Per frame (hop 160 samples) over the last 512 samples (32 ms, Hann, causal, no look-ahead):
+// band powers of 10 bands from 150 Hz to 8 kHz against a minimum-statistics noise floor,
+// spectral flatness and flux over 300-4000 Hz, harmonicity (normalised autocorrelation of the
+// 150-4000 Hz magnitude spectrum, lags 62.5-400 Hz, so hum below 150 Hz cannot look periodic),
+// pitch change, a coarse cepstral shape, the share of energy below 150 Hz, and longer-horizon
+// context: the 2-8 Hz (syllabic) modulation of the speech-band log envelope, running means of
+// SNR, voicing, flux and flatness over 0.1-1 s, the maximum voicing over the last 300 ms.
+
+/// Indices of the features in the vector handed to the model (and dumped for training).
+@_spi(Training) public enum VADFeature: Int, CaseIterable, Sendable {
+    case speechSNR = 0
+    case band0SNR, band1SNR, band2SNR, band3SNR, band4SNR, band5SNR, band6SNR, band7SNR, band8SNR, band9SNR
+    case flatness, flux, harmonicity, pitchChange, lowFrequencyShare
+    case cepstrum1, cepstrum2, cepstrum3, cepstrum4
+    case modulation2to8Hz, modulationFast
+    case speechSNRMean100ms, speechSNRMean1s, speechSNRDeviation1s
+    case harmonicityMean200ms, harmonicityMax300ms, voicedShare1s
+    case fluxMean300ms, flatnessMean300ms, pitchChangeMean300ms
+
+    /// Number of features.
+    public static let count = 31
+}
+
+/// Scalar state of the front end (copied as a value).
+struct FrontEndState {
+    var filled = 0                  // samples in the current hop
+    var frameIndex = 0
+    var minCounter = 0              // frames into the current minimum-statistics sub-window
+    var minSlot = 0                 // which sub-window minimum is being replaced next
+    var warm = 0                    // frames seen, saturating (noise-floor start-up)
+    var previousLag: Float = 0
+    var envBP = BiquadState()
+    var previousEnvelope: Float = 0
+    var modBandEMA: Float = 0
+    var modFastEMA: Float = 0
+    var snr100: Float = 0, snr1s: Float = 0, snrSq1s: Float = 0
+    var harm200: Float = 0, voiced1s: Float = 0
+    var flux300: Float = 0, flat300: Float = 0, pitch300: Float = 0
+    var harmRingPos = 0
+    var nonFiniteSamples = 0
+}
+
+struct BiquadState { var x1: Float = 0, x2: Float = 0, y1: Float = 0, y2: Float = 0 }
+
+/// The evidence of the current frame, besides the feature vector.
+struct FrameEvidence {
+    var energyDbov: Float = -100
+    var noiseFloorDbov: Float = -100
+    var snrDb: Float = 0
+    var harmonicity: Float = 0
+    var modulationDb: Float = 0
+    var flatness: Float = 0
+    var flux: Float = 0
+}
+
+enum FrontEnd {
+    static let rate = 16_000
+    static let hop = 160
+    static let window = 512
+    static let bins = 257
+    static let bandCount = 10
+    /// Band edges in FFT bins (31.25 Hz each): 150, 300, 500, 750, 1000, 1400, 2000, 2800, 4000, 5500, 8000 Hz.
+    static let bandEdges: [Int] = [5, 10, 16, 24, 32, 45, 64, 90, 128, 176, 257]
+    static let speechLow = 10, speechHigh = 128        // 300-4000 Hz
+    static let harmLow = 5, harmHigh = 128             // 150-4000 Hz
+    static let minLag = 20, maxLag = 128               // at 8 kHz: 400 Hz down to 62.5 Hz
+    static let subWindows = 8, subWindowFrames = 25    // minimum statistics over 2 s
+    static let noiseBias: Float = 1.5                  // compensates the minimum's downward bias
+    static let harmRing = 30                           // 300 ms of harmonicity for the running max
+    static let powerFloor: Float = 1e-10               // -100 dBov
+}
+
+/// All memory of the front end in one allocation, laid out at fixed offsets.
+final class FrontEndBuffers {
+    let count: Int
+    let base: UnsafeMutablePointer<Float>
+    let window: UnsafeMutablePointer<Float>      // 512 newest samples
+    let hann: UnsafeMutablePointer<Float>         // 512
+    let windowed: UnsafeMutablePointer<Float>     // 512
+    let re: UnsafeMutablePointer<Float>           // 257
+    let im: UnsafeMutablePointer<Float>           // 257
+    let power: UnsafeMutablePointer<Float>        // 257
+    let logPower: UnsafeMutablePointer<Float>     // 257 (speech band used)
+    let prevLogPower: UnsafeMutablePointer<Float> // 257
+    let acf: UnsafeMutablePointer<Float>          // 256
+    let bandPower: UnsafeMutablePointer<Float>    // 10
+    let smoothed: UnsafeMutablePointer<Float>     // 10
+    let currentMin: UnsafeMutablePointer<Float>   // 10
+    let subMins: UnsafeMutablePointer<Float>      // 10 * 8
+    let noise: UnsafeMutablePointer<Float>        // 10
+    let harmRing: UnsafeMutablePointer<Float>     // 30
+    let features: UnsafeMutablePointer<Float>     // VADFeature.count
+    let dct: UnsafeMutablePointer<Float>          // 4 x 10 cosine table of the cepstral shape
+
+    init() {
+        let sizes = [512, 512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40]
+        let total = sizes.reduce(0, +)
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: total)
+        memory.initialize(repeating: 0, count: total)
+        count = total
+        base = memory
+        var o = 0
+        func take(_ n: Int) -> UnsafeMutablePointer<Float> { defer { o += n }; return memory + o }
+        window = take(512); hann = take(512); windowed = take(512)
+        re = take(257); im = take(257); power = take(257); logPower = take(257); prevLogPower = take(257)
+        acf = take(256); bandPower = take(10); smoothed = take(10); currentMin = take(10)
+        subMins = take(80); noise = take(10); harmRing = take(30); features = take(VADFeature.count)
+        dct = take(40)
+        fillTables()
+    }
+
+    private func fillTables() {
+        for i in 0..<512 {
+            hann[i] = Float(0.5 - 0.5 * cosApprox(2 * Double.pi * Double(i) / 512))
+        }
+        for c in 1...4 {
+            for band in 0..<10 {
+                dct[(c - 1) * 10 + band] = Float(cosApprox(Double.pi * Double(c) * (Double(band) + 0.5) / 10)) / 40
+            }
+        }
+    }
+
+    deinit { base.deallocate() }
+
+    func copy() -> FrontEndBuffers {
+        let c = FrontEndBuffers()
+        c.base.update(from: base, count: count)
+        return c
+    }
+
+    func reset() {
+        base.update(repeating: 0, count: count)
+        fillTables()
+    }
+}
+
+/// Computes the features of one 10 ms hop. All work is in place in `FrontEndBuffers`.
+struct FeatureExtractor {
+    var state = FrontEndState()
+    var buffers = FrontEndBuffers()
+    var fft512 = RealFFT(length: 512)
+    var fft256 = RealFFT(length: 256)
+
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&buffers) { buffers = buffers.copy() }
+        if !isKnownUniquelyReferenced(&fft512) { fft512 = RealFFT(length: 512) }
+        if !isKnownUniquelyReferenced(&fft256) { fft256 = RealFFT(length: 256) }
+    }
+
+    mutating func reset() {
+        state = FrontEndState()
+        buffers.reset()
+    }
+
+    /// Appends one 16 kHz sample; returns true when a hop is complete (then call `analyse`).
+    @inline(__always)
+    mutating func append(_ x: Float) -> Bool {
+        buffers.window[FrontEnd.window - FrontEnd.hop + state.filled] = x
+        state.filled += 1
+        return state.filled == FrontEnd.hop
+    }
+
+    /// Analyses the completed hop: fills `buffers.features` and returns the evidence.
+    mutating func analyse() -> FrameEvidence {
+        let b = buffers
+        var s = state
+        defer { state = s }
+        s.filled = 0
+        let w = b.window
+        let n = FrontEnd.window
+
+        // Level of the newest 10 ms.
+        var e: Float = 0
+        for i in (n - FrontEnd.hop)..<n { e += w[i] * w[i] }
+        let frameEnergy = e / Float(FrontEnd.hop)
+
+        // Spectrum of the last 32 ms.
+        for i in 0..<n { b.windowed[i] = w[i] * b.hann[i] }
+        fft512.forward(b.windowed, re: b.re, im: b.im)
+        // Scale so that the band powers add up to the mean square of a stationary signal.
+        let scale: Float = 2 / (Float(n) * 192)    // sum of hann^2 over 512 = 192
+        for k in 0..<FrontEnd.bins {
+            b.power[k] = (b.re[k] * b.re[k] + b.im[k] * b.im[k]) * scale
+        }
+
+        // Band powers, minimum-statistics noise floor, band SNRs.
+        var total: Float = 0
+        var low: Float = 0
+        for k in 1..<FrontEnd.bandEdges[0] { low += b.power[k] }
+        s.warm = min(s.warm + 1, 1_000)
+        let newSubWindow = s.minCounter == FrontEnd.subWindowFrames - 1
+        var speechPower: Float = 0, speechNoise: Float = 0
+        var logBands = (Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0))
+        withUnsafeMutableBytes(of: &logBands) { raw in
+            let lb = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+            for band in 0..<FrontEnd.bandCount {
+                var p: Float = 0
+                for k in FrontEnd.bandEdges[band]..<FrontEnd.bandEdges[band + 1] { p += b.power[k] }
+                b.bandPower[band] = p
+                total += p
+                let sm = s.warm == 1 ? p : 0.7 * b.smoothed[band] + 0.3 * p
+                b.smoothed[band] = sm
+                let cm = s.minCounter == 0 ? sm : min(b.currentMin[band], sm)
+                b.currentMin[band] = cm
+                var floor = cm
+                let subs = b.subMins + band * FrontEnd.subWindows
+                let filledSubs = min(s.warm / FrontEnd.subWindowFrames, FrontEnd.subWindows)
+                for j in 0..<filledSubs { floor = min(floor, subs[j]) }
+                if newSubWindow { subs[s.minSlot] = cm }
+                let nfl = floor * FrontEnd.noiseBias + FrontEnd.powerFloor
+                b.noise[band] = nfl
+                let snr = min(max(decibels((p + FrontEnd.powerFloor) / nfl), 0), 60)
+                b.features[VADFeature.band0SNR.rawValue + band] = snr
+                lb[band] = decibels(p + FrontEnd.powerFloor)
+                if band >= 1 && band <= 8 { speechPower += p; speechNoise += nfl }
+            }
+        }
+        if newSubWindow {
+            s.minSlot = (s.minSlot + 1) % FrontEnd.subWindows
+            s.minCounter = 0
+        } else {
+            s.minCounter += 1
+        }
+        let speechSNR = min(max(decibels((speechPower + FrontEnd.powerFloor) / speechNoise), 0), 60)
+        let lowShare = min(max(decibels((low + FrontEnd.powerFloor) / (low + total + FrontEnd.powerFloor)), -60), 0)
+
+        // Flatness and flux over 300-4000 Hz (natural-log units).
+        var sumLog: Float = 0, sumP: Float = 0, flux: Float = 0
+        for k in FrontEnd.speechLow..<FrontEnd.speechHigh {
+            let p = b.power[k] + FrontEnd.powerFloor
+            let l = fastLog2(p) * 0.6931472
+            b.logPower[k] = l
+            sumLog += l
+            sumP += p
+            let d = l - b.prevLogPower[k]
+            if d > 0 { flux += d }
+            b.prevLogPower[k] = l
+        }
+        let speechBins = Float(FrontEnd.speechHigh - FrontEnd.speechLow)
+        let flatness = sumLog / speechBins - fastLog2(sumP / speechBins) * 0.6931472
+        flux = s.frameIndex == 0 ? 0 : min(flux / speechBins, 10)
+
+        // Harmonicity: autocorrelation at 8 kHz of the 150-4000 Hz magnitude spectrum.
+        for k in 0...128 {
+            b.re[k] = (k >= FrontEnd.harmLow && k < FrontEnd.harmHigh) ? root(b.power[k]) : 0
+            b.im[k] = 0
+        }
+        fft256.inverse(re: b.re, im: b.im, output: b.acf)
+        var harm: Float = 0
+        var lag = 0
+        let r0 = b.acf[0]
+        if r0 > 1e-9 {
+            for l in FrontEnd.minLag...FrontEnd.maxLag where b.acf[l] > harm * r0 {
+                harm = b.acf[l] / r0
+                lag = l
+            }
+        }
+        harm = min(max(harm, 0), 1)
+        let pitchLag = Float(lag)
+        var pitchChange: Float = 1
+        if lag > 0 && s.previousLag > 0 {
+            pitchChange = min(abs(fastLog2(pitchLag / s.previousLag)), 1)
+        }
+        s.previousLag = harm > 0.3 ? pitchLag : 0
+
+        // Cepstral shape of the log band energies (DCT-II, coefficients 1-4).
+        withUnsafeBytes(of: &logBands) { raw in
+            let lb = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+            for c in 1...4 {
+                var acc: Float = 0
+                let row = b.dct + (c - 1) * 10
+                for band in 0..<FrontEnd.bandCount { acc += lb[band] * row[band] }
+                b.features[VADFeature.cepstrum1.rawValue + c - 1] = acc
+            }
+        }
+
+        // Modulation of the speech-band log envelope (floored at the noise so noise is flat).
+        let envelope = decibels(max(speechPower, 2 * speechNoise))
+        if s.frameIndex == 0 { s.envBP = BiquadState(x1: envelope, x2: envelope, y1: 0, y2: 0); s.previousEnvelope = envelope }
+        // RBJ band-pass, centre 4 Hz, Q 0.67, at 100 frames/s (constant 0 dB peak gain).
+        let y = Modulation.b0 * envelope + Modulation.b2 * s.envBP.x2
+            - Modulation.a1 * s.envBP.y1 - Modulation.a2 * s.envBP.y2
+        s.envBP.x2 = s.envBP.x1; s.envBP.x1 = envelope
+        s.envBP.y2 = s.envBP.y1; s.envBP.y1 = y
+        let fast = envelope - s.previousEnvelope
+        s.previousEnvelope = envelope
+        s.modBandEMA += 0.02 * (min(y * y, 2_500) - s.modBandEMA)        // tau 0.5 s
+        s.modFastEMA += 0.02 * (min(fast * fast, 2_500) - s.modFastEMA)
+        let modBand = decibels(s.modBandEMA + 0.01)
+        let modFast = decibels(s.modFastEMA + 0.01)
+
+        // Longer-horizon context.
+        s.snr100 += 0.1 * (speechSNR - s.snr100)
+        s.snr1s += 0.01 * (speechSNR - s.snr1s)
+        s.snrSq1s += 0.01 * (speechSNR * speechSNR - s.snrSq1s)
+        let snrDev = root(s.snrSq1s - s.snr1s * s.snr1s)
+        s.harm200 += 0.05 * (harm - s.harm200)
+        s.voiced1s += 0.01 * ((harm > 0.45 && speechSNR > 3 ? 1 : 0) - s.voiced1s)
+        s.flux300 += 0.033 * (flux - s.flux300)
+        s.flat300 += 0.033 * (flatness - s.flat300)
+        s.pitch300 += 0.033 * (pitchChange - s.pitch300)
+        b.harmRing[s.harmRingPos] = harm
+        s.harmRingPos = (s.harmRingPos + 1) % FrontEnd.harmRing
+        var harmMax: Float = 0
+        for i in 0..<FrontEnd.harmRing { harmMax = max(harmMax, b.harmRing[i]) }
+
+        let f = b.features
+        f[VADFeature.speechSNR.rawValue] = speechSNR
+        f[VADFeature.flatness.rawValue] = flatness
+        f[VADFeature.flux.rawValue] = flux
+        f[VADFeature.harmonicity.rawValue] = harm
+        f[VADFeature.pitchChange.rawValue] = pitchChange
+        f[VADFeature.lowFrequencyShare.rawValue] = lowShare
+        f[VADFeature.modulation2to8Hz.rawValue] = modBand
+        f[VADFeature.modulationFast.rawValue] = modFast
+        f[VADFeature.speechSNRMean100ms.rawValue] = s.snr100
+        f[VADFeature.speechSNRMean1s.rawValue] = s.snr1s
+        f[VADFeature.speechSNRDeviation1s.rawValue] = snrDev
+        f[VADFeature.harmonicityMean200ms.rawValue] = s.harm200
+        f[VADFeature.harmonicityMax300ms.rawValue] = harmMax
+        f[VADFeature.voicedShare1s.rawValue] = s.voiced1s
+        f[VADFeature.fluxMean300ms.rawValue] = s.flux300
+        f[VADFeature.flatnessMean300ms.rawValue] = s.flat300
+        f[VADFeature.pitchChangeMean300ms.rawValue] = s.pitch300
+
+        // Slide the analysis window by one hop.
+        (w).update(from: w + FrontEnd.hop, count: n - FrontEnd.hop)
+        s.frameIndex += 1
+
+        return FrameEvidence(energyDbov: decibels(frameEnergy + FrontEnd.powerFloor),
+                             noiseFloorDbov: decibels(speechNoise), snrDb: speechSNR,
+                             harmonicity: harm, modulationDb: modBand, flatness: flatness, flux: flux)
+    }
+}
+
+/// Coefficients of the 2-8 Hz envelope band-pass (RBJ cookbook, f0 = 4 Hz, Q = 0.667, fs = 100 Hz).
+enum Modulation {
+    // w0 = 2 pi 4 / 100; alpha = sin(w0) / (2 Q); normalised by a0 = 1 + alpha.
+    static let b0: Float = 0.157197
+    static let b2: Float = -0.157197
+    static let a1: Float = -1.632649
+    static let a2: Float = 0.685605
+}

@@ -1,2 +1,0 @@
-// ParleyVoice module. See README.md for the module map.
-@_exported import ParleyCore

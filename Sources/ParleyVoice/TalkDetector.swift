@@ -1,0 +1,172 @@
+// TalkDetector: VAD frames to "talking started" / "talking stopped" events with hysteresis.
+
+/// Settings of a ``TalkDetector``. Times in seconds, probabilities in 0...1.
+public struct TalkDetectorConfiguration: Sendable, Equatable {
+    /// A frame counts towards an onset when its probability is at least this. Default 0.5
+    /// (the VAD's own threshold).
+    public var onThreshold: Float
+    /// While talking, a frame counts as silence only below this (hysteresis). Default 0.35.
+    public var offThreshold: Float
+    /// Onset window, in frames: talking starts when at least ``onsetFrames`` of the last
+    /// ``onsetWindow`` frames are at or above ``onThreshold``. Default 8 (80 ms).
+    public var onsetWindow: Int
+    /// Speech frames needed in the onset window. Default 6 (a 60 ms run with up to 2 dips), which
+    /// keeps clicks and single syllables of music from starting a talk while firing within
+    /// about 100 ms of a real onset.
+    public var onsetFrames: Int
+    /// Minimum mean probability over the onset window. Default 0.6.
+    public var onsetMeanProbability: Float
+    /// Hang-over: talking stops after this long with every frame below ``offThreshold``.
+    /// Default 0.35 s: bridges pauses between words and phrases (fewer flickers) and ends a talk
+    /// 350-450 ms after the last syllable.
+    public var hangover: Double
+    /// Talking never stops less than this after it started. Default 0.25 s.
+    public var minimumTalkDuration: Double
+
+    public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
+                onsetFrames: Int = 6, onsetMeanProbability: Float = 0.6, hangover: Double = 0.35,
+                minimumTalkDuration: Double = 0.25) {
+        precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
+        precondition(onsetFrames >= 1 && onsetFrames <= onsetWindow, "onsetFrames must be in 1...onsetWindow")
+        self.onThreshold = onThreshold; self.offThreshold = offThreshold
+        self.onsetWindow = onsetWindow; self.onsetFrames = onsetFrames
+        self.onsetMeanProbability = onsetMeanProbability
+        self.hangover = hangover; self.minimumTalkDuration = minimumTalkDuration
+    }
+}
+
+/// A change of a participant's talking state.
+public struct TalkEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable { case started, stopped }
+    /// Why the state changed.
+    public enum Reason: String, Sendable {
+        /// Enough speech frames in the onset window.
+        case speechOnset
+        /// Every frame below the off threshold for the hang-over time.
+        case hangoverElapsed
+        /// The stream ended (``TalkDetector/finish(at:)``).
+        case streamEnded
+    }
+
+    public var kind: Kind
+    /// When the detector decided, in stream seconds (end of the frame that triggered it): the
+    /// real-time moment a live UI would see the change.
+    public var time: Double
+    /// Where the talk segment starts or ends in the audio, in stream seconds: for `started`, the
+    /// start of the first speech frame of the onset; for `stopped`, the end of the last frame at
+    /// or above the off threshold. Offline tools use this for segments.
+    public var segmentTime: Double
+    /// Mean level of the speech frames of the onset (for `started`) or of the talk (for
+    /// `stopped`), in dBov.
+    public var levelDbov: Float
+    /// Whether the participant was muted when this happened (talking-while-muted signal).
+    public var muted: Bool
+    /// Why it happened.
+    public var reason: Reason
+    /// The VAD's probability and evidence of the frame that triggered it.
+    public var probability: Float
+    public var evidence: VADEvidence
+}
+
+/// Turns one participant's ``VADDecision``s into talking events with hysteresis: an onset needs a
+/// short run of speech, a release needs a hang-over of silence, and a talk lasts at least a
+/// minimum duration. The same code serves local and remote audio; when `muted` is true the
+/// events still fire and carry `muted = true` (talking while muted).
+///
+/// Deterministic and allocation-free per frame. Threading: a value type; one per participant.
+public struct TalkDetector: Sendable {
+    public var configuration: TalkDetectorConfiguration
+    /// Whether the participant is talking now.
+    public private(set) var isTalking = false
+
+    private var history: UInt64 = 0           // bit i = frame i ago was speech (onset window)
+    private var probabilities = ProbabilityWindow()
+    private var lastSpeechEnd: Double = 0
+    private var talkStart: Double = 0
+    private var levelSum: Double = 0
+    private var levelCount = 0
+
+    public init(configuration: TalkDetectorConfiguration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// Feeds the next frame's decision; returns an event when the talking state changes.
+    public mutating func process(_ d: VADDecision, muted: Bool = false) -> TalkEvent? {
+        let c = configuration
+        let frameEnd = d.time + VoiceActivityDetector.frameDuration
+        let speech = d.probability >= c.onThreshold
+        history = (history << 1) | (speech ? 1 : 0)
+        probabilities.push(d.probability, window: c.onsetWindow)
+        if !isTalking {
+            let mask: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1
+            let count = (history & mask).nonzeroBitCount
+            guard speech, count >= c.onsetFrames,
+                  probabilities.mean(window: c.onsetWindow) >= c.onsetMeanProbability else {
+                if speech { levelSum += Double(d.evidence.energyDbov); levelCount += 1 } else if count == 0 {
+                    levelSum = 0; levelCount = 0
+                }
+                return nil
+            }
+            levelSum += Double(d.evidence.energyDbov); levelCount += 1
+            isTalking = true
+            // The onset's first speech frame: the oldest set bit within the window.
+            let firstAgo = 63 - (history & mask).leadingZeroBitCount
+            talkStart = max(0, d.time - Double(firstAgo) * VoiceActivityDetector.frameDuration)
+            lastSpeechEnd = frameEnd
+            let level = Float(levelSum / Double(max(levelCount, 1)))
+            levelSum = 0; levelCount = 0
+            return TalkEvent(kind: .started, time: frameEnd, segmentTime: talkStart, levelDbov: level,
+                             muted: muted, reason: .speechOnset, probability: d.probability, evidence: d.evidence)
+        }
+        if d.probability >= c.offThreshold {
+            lastSpeechEnd = frameEnd
+            if speech { levelSum += Double(d.evidence.energyDbov); levelCount += 1 }
+            return nil
+        }
+        if frameEnd - lastSpeechEnd >= c.hangover - 1e-9 && frameEnd - talkStart >= c.minimumTalkDuration {
+            return stop(at: frameEnd, muted: muted, reason: .hangoverElapsed, probability: d.probability,
+                        evidence: d.evidence)
+        }
+        return nil
+    }
+
+    /// Ends the stream at `time` (seconds): returns a `stopped` event if talking.
+    public mutating func finish(at time: Double) -> TalkEvent? {
+        guard isTalking else { return nil }
+        return stop(at: time, muted: false, reason: .streamEnded, probability: 0, evidence: VADEvidence())
+    }
+
+    /// Forgets all state.
+    public mutating func reset() {
+        self = TalkDetector(configuration: configuration)
+    }
+
+    private mutating func stop(at time: Double, muted: Bool, reason: TalkEvent.Reason, probability: Float,
+                               evidence: VADEvidence) -> TalkEvent {
+        isTalking = false
+        history = 0
+        let level = Float(levelSum / Double(max(levelCount, 1)))
+        levelSum = 0; levelCount = 0
+        return TalkEvent(kind: .stopped, time: time, segmentTime: min(lastSpeechEnd, time), levelDbov: level,
+                         muted: muted, reason: reason, probability: probability, evidence: evidence)
+    }
+}
+
+/// The last up-to-64 probabilities, for the onset's mean.
+struct ProbabilityWindow: Sendable {
+    private var values = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+    private var head = 0
+    // 64 probabilities quantised to bytes (1/255 steps) in 8 words: no heap, value semantics.
+    mutating func push(_ p: Float, window: Int) {
+        let q = UInt64(min(max(p, 0), 1) * 255 + 0.5)
+        withUnsafeMutableBytes(of: &values) { raw in raw[head] = UInt8(q) }
+        head = (head + 1) & 63
+    }
+    func mean(window: Int) -> Float {
+        var sum = 0
+        withUnsafeBytes(of: values) { raw in
+            for i in 1...window { sum += Int(raw[(head - i) & 63]) }
+        }
+        return Float(sum) / Float(window * 255)
+    }
+}

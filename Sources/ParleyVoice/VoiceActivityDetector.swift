@@ -1,0 +1,229 @@
+// ParleyVoice: voice activity detection, talking events and the dominant speaker. Pure Swift.
+@_exported import ParleyCore
+
+/// Errors of the voice module.
+public enum VADError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The sample rate is not one of 8000, 16000, 24000, 32000 or 48000 Hz.
+    case unsupportedSampleRate(Int)
+
+    public var description: String {
+        switch self {
+        case .unsupportedSampleRate(let r):
+            return "unsupported sample rate \(r) Hz (the VAD takes 8000, 16000, 24000, 32000 or 48000 Hz mono)"
+        }
+    }
+}
+
+/// Settings of a ``VoiceActivityDetector``.
+public struct VADConfiguration: Sendable, Equatable {
+    /// Probability at or above which a frame is speech (``VADDecision/isSpeech``).
+    /// Default 0.5: the model is trained with a balanced logistic loss, so 0.5 is its natural
+    /// operating point; raise it to flag fewer non-speech frames at some cost in recall.
+    public var threshold: Float
+
+    public init(threshold: Float = 0.5) {
+        self.threshold = threshold
+    }
+}
+
+/// Why a frame was judged as it was: the front end's main measurements.
+public struct VADEvidence: Sendable, Equatable {
+    /// Level of the frame's 10 ms, in dBov (0 dBov = RMS of a full-scale square wave, 1.0).
+    public var energyDbov: Float
+    /// Tracked noise floor of the 300-4000 Hz band (minimum statistics over 2 s), in dBov.
+    public var noiseFloorDbov: Float
+    /// 300-4000 Hz power over its noise floor, in dB (clamped to 0...60).
+    public var snrDb: Float
+    /// Voicing: peak normalised autocorrelation of the 150-4000 Hz spectrum at pitch lags
+    /// 62.5-400 Hz, in 0...1 (speech vowels ~0.5-0.9, noise ~0.1-0.3).
+    public var harmonicity: Float
+    /// RMS of the 2-8 Hz (syllabic-rate) modulation of the speech-band log envelope over about
+    /// 0.5 s, in dB of a 1 dB fluctuation (speech is typically 5-15 dB here, steady sounds below 0).
+    public var modulationDb: Float
+    /// Spectral flatness of 300-4000 Hz, natural log of geometric over arithmetic mean (<= 0;
+    /// 0 = white noise, very negative = tonal).
+    public var spectralFlatness: Float
+    /// Spectral flux: mean rise of the 300-4000 Hz log spectrum since the previous frame (nepers).
+    public var spectralFlux: Float
+
+    public init(energyDbov: Float = -100, noiseFloorDbov: Float = -100, snrDb: Float = 0,
+                harmonicity: Float = 0, modulationDb: Float = 0, spectralFlatness: Float = 0,
+                spectralFlux: Float = 0) {
+        self.energyDbov = energyDbov; self.noiseFloorDbov = noiseFloorDbov; self.snrDb = snrDb
+        self.harmonicity = harmonicity; self.modulationDb = modulationDb
+        self.spectralFlatness = spectralFlatness; self.spectralFlux = spectralFlux
+    }
+}
+
+/// The VAD's verdict on one 10 ms frame.
+public struct VADDecision: Sendable, Equatable {
+    /// Index of the frame since the start (or the last ``VoiceActivityDetector/reset()``).
+    public var frameIndex: Int
+    /// Start of the frame, in seconds since the start of the stream (`frameIndex * 0.01`).
+    public var time: Double
+    /// Speech probability in 0...1, before any hysteresis.
+    public var probability: Float
+    /// `probability >= configuration.threshold`.
+    public var isSpeech: Bool
+    /// The measurements behind the probability.
+    public var evidence: VADEvidence
+
+    public init(frameIndex: Int, time: Double, probability: Float, isSpeech: Bool, evidence: VADEvidence) {
+        self.frameIndex = frameIndex; self.time = time; self.probability = probability
+        self.isSpeech = isSpeech; self.evidence = evidence
+    }
+}
+
+/// A streaming voice activity detector for one mono stream: any number of samples in, one
+/// ``VADDecision`` per 10 ms out.
+///
+/// Inputs at 8, 16, 24, 32 or 48 kHz are converted to an internal 16 kHz stream with a
+/// band-limited polyphase filter (pure Swift). Each 10 ms hop is analysed over the last 32 ms
+/// (causal, no look-ahead; the resampling filter adds under 1.5 ms of delay) into spectral and
+/// temporal features (band SNRs against a minimum-statistics noise floor, harmonicity, flux,
+/// flatness, the 2-8 Hz envelope modulation, 0.1-1 s context), and a small trained MLP
+/// (`Tools/vad-training/`) maps them to a speech probability.
+///
+/// - Samples are floats nominally in [-1, 1]. Non-finite samples (NaN, +/-inf) are replaced by 0
+///   and counted in ``nonFiniteSampleCount``; finite samples are clamped to [-4, 4], so no input
+///   can poison the state.
+/// - Deterministic: the same samples give the same decisions bit for bit, however they are split
+///   into calls (no libm, no randomness).
+/// - No allocation per frame; about 64 KB of state per detector.
+/// - Threading: a value type; use one detector per stream from one thread at a time. Copies are
+///   independent (copy-on-write).
+public struct VoiceActivityDetector: Sendable {
+    /// Duration of one decision frame, in seconds.
+    public static let frameDuration: Double = 0.010
+    /// Rates the detector accepts, in Hz.
+    public static let supportedSampleRates: [Int] = [8_000, 16_000, 24_000, 32_000, 48_000]
+
+    /// The input sample rate, in Hz.
+    public let sampleRate: Int
+    /// The settings.
+    public var configuration: VADConfiguration
+    /// Non-finite input samples seen (and treated as 0) since creation or ``reset()``.
+    public var nonFiniteSampleCount: Int { engine.nonFinite }
+
+    private var engine: VADEngine
+
+    /// Creates a detector for a mono stream at `sampleRate` Hz.
+    /// - Throws: ``VADError/unsupportedSampleRate(_:)`` for a rate not in ``supportedSampleRates``.
+    public init(sampleRate: Int, configuration: VADConfiguration = .init()) throws(VADError) {
+        guard Self.supportedSampleRates.contains(sampleRate) else {
+            throw .unsupportedSampleRate(sampleRate)
+        }
+        self.sampleRate = sampleRate
+        self.configuration = configuration
+        self.engine = VADEngine(sampleRate: sampleRate)
+    }
+
+    /// Feeds `samples` (any count, including 0) and calls `onDecision` once for each 10 ms frame
+    /// completed, in order. Leftover samples are kept for the next call.
+    public mutating func process(_ samples: UnsafeBufferPointer<Float>, _ onDecision: (VADDecision) -> Void) {
+        makeUnique()
+        let threshold = configuration.threshold
+        engine.process(samples) { index, probability, evidence in
+            onDecision(VADDecision(frameIndex: index, time: Double(index) * Self.frameDuration,
+                                   probability: probability, isSpeech: probability >= threshold,
+                                   evidence: evidence))
+        }
+    }
+
+    /// Convenience for arrays: feeds `samples` and returns the decisions of the frames completed.
+    /// Allocates the result; real-time callers use the closure form.
+    public mutating func process(_ samples: [Float]) -> [VADDecision] {
+        var out: [VADDecision] = []
+        samples.withUnsafeBufferPointer { buffer in process(buffer) { out.append($0) } }
+        return out
+    }
+
+    /// Forgets all history (noise floor, context, partial frame); frame indices restart at 0.
+    public mutating func reset() {
+        makeUnique()
+        engine.reset()
+    }
+
+    /// Feeds samples and hands out, per frame, the raw feature vector (``VADFeature`` order) and
+    /// the probability: for the training tool, so that training uses exactly this front end.
+    @_spi(Training)
+    public mutating func processFeatures(_ samples: UnsafeBufferPointer<Float>,
+                                         _ onFrame: (Int, UnsafeBufferPointer<Float>, Float) -> Void) {
+        makeUnique()
+        let features = engine.extractor.buffers.features
+        engine.process(samples) { index, probability, _ in
+            onFrame(index, UnsafeBufferPointer(start: features, count: VADFeature.count), probability)
+        }
+    }
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
+        engine.extractor.makeUnique()
+    }
+}
+
+/// The mutable state behind a ``VoiceActivityDetector`` (copy-on-write).
+final class VADEngine: @unchecked Sendable {   // mutated only through a uniquely referenced owner
+    let sampleRate: Int
+    var resampler: Resampler
+    var extractor = FeatureExtractor()
+    let model = VADModel.shared
+    var nonFinite = 0
+    var previousLogit: Float = 0
+
+    init(sampleRate: Int) {
+        self.sampleRate = sampleRate
+        resampler = Resampler(inputRate: sampleRate, outputRate: FrontEnd.rate)
+    }
+
+    func copy() -> VADEngine {
+        let c = VADEngine(sampleRate: sampleRate)
+        c.resampler = resampler.copy()
+        c.extractor.state = extractor.state
+        c.extractor.buffers = extractor.buffers.copy()
+        c.nonFinite = nonFinite
+        c.previousLogit = previousLogit
+        return c
+    }
+
+    func reset() {
+        resampler.reset()
+        extractor.reset()
+        nonFinite = 0
+        previousLogit = 0
+    }
+
+    @inline(__always)
+    private func sanitise(_ x: Float) -> Float {
+        if x.isFinite { return min(max(x, -4), 4) }
+        nonFinite += 1
+        return 0
+    }
+
+    func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
+        if resampler.isPassThrough {
+            for x in samples where extractor.append(sanitise(x)) { frame(onFrame) }
+        } else {
+            let r = resampler
+            for x in samples {
+                r.push(sanitise(x)) { y in
+                    if extractor.append(y) { frame(onFrame) }
+                }
+            }
+        }
+    }
+
+    private func frame(_ onFrame: (Int, Float, VADEvidence) -> Void) {
+        let index = extractor.state.frameIndex
+        let ev = extractor.analyse()
+        var logit = model.logit(extractor.buffers.features)
+        let a = model.smoothing
+        if a > 0 && index > 0 { logit = a * previousLogit + (1 - a) * logit }
+        previousLogit = logit
+        let p = sigmoid(logit)
+        onFrame(index, p, VADEvidence(energyDbov: ev.energyDbov, noiseFloorDbov: ev.noiseFloorDbov,
+                                      snrDb: ev.snrDb, harmonicity: ev.harmonicity,
+                                      modulationDb: ev.modulationDb, spectralFlatness: ev.flatness,
+                                      spectralFlux: ev.flux))
+    }
+}

@@ -1,0 +1,68 @@
+import Testing
+import ParleyVoice
+
+/// Decisions from a pattern, one character per 10 ms frame: `S` speech (0.9), `m` middling
+/// (0.4: above the off threshold, below the on threshold), `.` silence (0.05).
+func frames(_ pattern: String, from start: Int = 0) -> [VADDecision] {
+    pattern.enumerated().map { i, ch in
+        let p: Float = ch == "S" ? 0.9 : (ch == "m" ? 0.4 : 0.05)
+        return VADDecision(frameIndex: start + i, time: Double(start + i) * 0.01, probability: p,
+                           isSpeech: p >= 0.5, evidence: VADEvidence(energyDbov: ch == "S" ? -20 : -60))
+    }
+}
+
+func talkEvents(_ pattern: String, muted: Bool = false, configuration: TalkDetectorConfiguration = .init()) -> [TalkEvent] {
+    var t = TalkDetector(configuration: configuration)
+    var out = frames(pattern).compactMap { t.process($0, muted: muted) }
+    if let e = t.finish(at: Double(pattern.count) * 0.01) { out.append(e) }
+    return out
+}
+
+func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) }
+
+@Test func talkStartsAfterAShortRunOfSpeechAndIsBackDated() throws {
+    let e = talkEvents(repeated(".", 50) + repeated("S", 100) + repeated(".", 100))
+    try #require(e.count == 2)
+    #expect(e[0].kind == .started && e[0].reason == .speechOnset)
+    #expect(abs(e[0].time - 0.56) < 1e-9)            // 6th speech frame ends at 0.56 s
+    #expect(abs(e[0].segmentTime - 0.50) < 1e-9)
+    #expect(e[0].levelDbov == -20)
+    #expect(e[1].kind == .stopped && e[1].reason == .hangoverElapsed)
+    #expect(abs(e[1].segmentTime - 1.50) < 1e-9)
+    #expect(abs(e[1].time - 1.85) < 1e-9)            // 350 ms hang-over
+}
+
+@Test func shortBurstsAndClicksDoNotStartTalking() {
+    #expect(talkEvents(repeated(".", 30) + "SSSS" + repeated(".", 60) + "S.S.S.S." + repeated(".", 60)).isEmpty)
+}
+
+@Test func pausesShorterThanTheHangoverDoNotFlicker() {
+    let e = talkEvents(repeated("S", 80) + repeated(".", 30) + repeated("S", 80) + repeated(".", 20) + repeated("S", 50))
+    #expect(e.map(\.kind) == [.started, .stopped])
+    #expect(e.last?.reason == .streamEnded)
+}
+
+@Test func middlingFramesHoldTalkingButDoNotStartIt() {
+    let hold = talkEvents(repeated("S", 40) + repeated("m", 100) + repeated(".", 50))
+    #expect(hold.count == 2 && abs(hold[1].segmentTime - 1.40) < 1e-9)
+    #expect(talkEvents(repeated("m", 200)).isEmpty)
+}
+
+@Test func talkingWhileMutedIsSignalled() {
+    let e = talkEvents(repeated("S", 50) + repeated(".", 50), muted: true)
+    #expect(e.count == 2 && e.allSatisfy(\.muted))
+}
+
+@Test func talkLastsAtLeastTheMinimumDuration() {
+    var c = TalkDetectorConfiguration()
+    c.minimumTalkDuration = 1.0
+    let e = talkEvents(repeated("S", 10) + repeated(".", 150), configuration: c)
+    #expect(e.count == 2)
+    #expect(e[1].time >= e[0].segmentTime + 1.0 - 1e-9)
+}
+
+@Test func onsetNeedsEnoughSpeechInTheWindow() {
+    // 5 of 8 frames is not enough with the default 6-of-8; 6 of 8 with two dips is.
+    #expect(talkEvents(".SS.SS.S" + repeated(".", 60)).isEmpty)
+    #expect(talkEvents("SS.SS.SS" + repeated(".", 60)).first?.kind == .started)
+}

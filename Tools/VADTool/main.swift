@@ -1,0 +1,141 @@
+// parley-vadtool: a dev-only tool for training and evaluating the VAD (not shipped).
+//
+//   parley-vadtool frames FILE.wav...            CSV `file,time_s,prob` on stdout (10 ms frames)
+//   parley-vadtool features OUTDIR FILE.wav...   OUTDIR/<stem>.f32: per frame [prob, features...]
+//   parley-vadtool talk FILE.wav...              TalkDetector segments `file,participant,start_s,end_s`
+//   parley-vadtool meeting FILE.wav...           JSON lines of talking/silent/dominant events,
+//                                                one participant per file (meetingeval.py --events)
+//
+// It reads mono or multi-channel (first channel) 16-bit PCM or 32-bit float WAV at the rates the
+// VAD takes. The features come from the product's own front end (`@_spi(Training)`), so training
+// and product cannot diverge.
+
+import Foundation
+@_spi(Training) import ParleyVoice
+
+struct ToolError: Error, CustomStringConvertible { let description: String }
+
+func readWAV(_ path: String) throws -> (rate: Int, samples: [Float]) {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let bytes = [UInt8](data)
+    func u32(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24 }
+    func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
+    guard bytes.count >= 12, bytes[0..<4] == [0x52, 0x49, 0x46, 0x46], bytes[8..<12] == [0x57, 0x41, 0x56, 0x45] else {
+        throw ToolError(description: "\(path): not a RIFF/WAVE file")
+    }
+    var o = 12
+    var format = 0, channels = 0, rate = 0, bits = 0
+    while o + 8 <= bytes.count {
+        let id = String(decoding: bytes[o..<o + 4], as: UTF8.self)
+        let size = u32(o + 4)
+        let body = o + 8
+        if id == "fmt " {
+            format = u16(body); channels = u16(body + 2); rate = u32(body + 4); bits = u16(body + 14)
+            if format == 0xFFFE { format = u16(body + 24) }
+        } else if id == "data" {
+            guard channels > 0 else { throw ToolError(description: "\(path): data before fmt") }
+            let end = min(body + size, bytes.count)
+            let frameBytes = channels * bits / 8
+            let n = (end - body) / frameBytes
+            var out = [Float](repeating: 0, count: n)
+            for i in 0..<n {
+                let p = body + i * frameBytes
+                if format == 1 && bits == 16 {
+                    out[i] = Float(Int16(bitPattern: UInt16(u16(p)))) / 32768
+                } else if format == 3 && bits == 32 {
+                    out[i] = Float(bitPattern: UInt32(u32(p)))
+                } else {
+                    throw ToolError(description: "\(path): only 16-bit PCM or 32-bit float WAV")
+                }
+            }
+            return (rate, out)
+        }
+        o = body + size + (size & 1)
+    }
+    throw ToolError(description: "\(path): no data chunk")
+}
+
+func stem(_ path: String) -> String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
+
+func decisions(_ path: String) throws -> [VADDecision] {
+    let (rate, samples) = try readWAV(path)
+    var vad = try VoiceActivityDetector(sampleRate: rate)
+    var out: [VADDecision] = []
+    samples.withUnsafeBufferPointer { b in vad.process(b) { out.append($0) } }
+    return out
+}
+
+var args = Array(CommandLine.arguments.dropFirst())
+guard let mode = args.first else {
+    FileHandle.standardError.write("usage: parley-vadtool frames|features|talk|meeting ...\n".data(using: .utf8)!)
+    exit(2)
+}
+args.removeFirst()
+nonisolated(unsafe) var out = ""   // single-threaded tool
+func flush() { FileHandle.standardOutput.write(out.data(using: .utf8)!); out = "" }
+do {
+    switch mode {
+    case "frames":
+        out += "file,time_s,prob\n"
+        for path in args {
+            for d in try decisions(path) { out += "\(stem(path)),\(String(format: "%.2f", d.time)),\(String(format: "%.5f", d.probability))\n" }
+            flush()
+        }
+    case "features":
+        let dir = args.removeFirst()
+        for path in args {
+            let (rate, samples) = try readWAV(path)
+            var vad = try VoiceActivityDetector(sampleRate: rate)
+            var rows: [Float] = []
+            samples.withUnsafeBufferPointer { b in
+                vad.processFeatures(b) { _, f, p in rows.append(p); rows.append(contentsOf: f) }
+            }
+            try rows.withUnsafeBufferPointer { Data(buffer: $0) }
+                .write(to: URL(fileURLWithPath: dir).appendingPathComponent(stem(path) + ".f32"))
+        }
+    case "talk":
+        out += "file,participant,start_s,end_s\n"
+        for path in args {
+            let ds = try decisions(path)
+            var talk = TalkDetector()
+            var start: Double?
+            for d in ds {
+                if let e = talk.process(d) {
+                    if e.kind == .started { start = e.segmentTime } else if let s = start {
+                        out += "\(stem(path)),\(stem(path)),\(String(format: "%.2f", s)),\(String(format: "%.2f", e.segmentTime))\n"
+                        start = nil
+                    }
+                }
+            }
+            if let e = talk.finish(at: Double(ds.count) * 0.01), let s = start {
+                out += "\(stem(path)),\(stem(path)),\(String(format: "%.2f", s)),\(String(format: "%.2f", e.segmentTime))\n"
+            }
+            flush()
+        }
+    case "meeting":
+        let all = try args.map { try decisions($0) }
+        let names = args.map(stem)
+        var talks = [TalkDetector](repeating: TalkDetector(), count: all.count)
+        var speaker = ActiveSpeakerDetector<String>()
+        for n in names { speaker.join(n) }
+        let frames = all.map(\.count).max() ?? 0
+        for i in 0..<frames {
+            for (p, ds) in all.enumerated() where i < ds.count {
+                if let e = talks[p].process(ds[i]) {
+                    out += "{\"t\": \(String(format: "%.2f", e.time)), \"type\": \"\(e.kind == .started ? "talking" : "silent")\", \"participant\": \"\(names[p])\"}\n"
+                }
+                speaker.update(names[p], decision: ds[i])
+            }
+            if i % 10 == 9, let e = speaker.decide(at: Double(i + 1) * 0.01) {
+                let who = e.dominant.map { "\"\($0)\"" } ?? "null"
+                out += "{\"t\": \(String(format: "%.2f", e.time)), \"type\": \"dominant\", \"participant\": \(who)}\n"
+            }
+        }
+        flush()
+    default:
+        throw ToolError(description: "unknown mode \(mode)")
+    }
+} catch {
+    FileHandle.standardError.write("parley-vadtool: \(error)\n".data(using: .utf8)!)
+    exit(1)
+}
