@@ -1,0 +1,196 @@
+import Testing
+import ParleyJitter
+import ParleyRTP
+
+/// A synthetic VP8 frame with a valid frame header: keyframes carry the start code and size.
+private func vp8Frame(key: Bool, size: Int, seed: UInt8) -> [UInt8] {
+    var f = [UInt8](repeating: 0, count: size)
+    let partition = 100
+    f[0] = UInt8((partition & 7) << 5) | 0x10 | (key ? 0 : 1)
+    f[1] = UInt8((partition >> 3) & 0xFF)
+    f[2] = UInt8(partition >> 11)
+    var start = 3
+    if key {
+        f[3] = 0x9D; f[4] = 0x01; f[5] = 0x2A
+        f[6] = 0x40; f[7] = 0x01; f[8] = 0xF0; f[9] = 0x00  // 320x240
+        start = 10
+    }
+    for i in start..<size { f[i] = UInt8(truncatingIfNeeded: i) &+ seed }
+    return f
+}
+
+private struct Packet {
+    var payload: [UInt8]
+    var seq: UInt16
+    var ts: UInt32
+    var marker: Bool
+}
+
+/// Packetizes frames at 300-byte payloads starting at `firstSeq`, 3000 ticks (30 fps) apart.
+private func packetize(_ frames: [[UInt8]], firstSeq: UInt16, nonReference: Set<Int> = []) -> [Packet] {
+    var p = VP8Packetizer(maxPayloadSize: 300, pictureID: 10)
+    var out: [Packet] = []
+    var seq = firstSeq
+    for (n, f) in frames.enumerated() {
+        f.withUnsafeBytes { b in
+            p.packetize(b) { payload, last in
+                var bytes = Array(payload)
+                if nonReference.contains(n) { bytes[0] |= 0x20 }
+                out.append(Packet(payload: bytes, seq: seq, ts: UInt32(n * 3000), marker: last))
+                seq &+= 1
+            }
+        }
+    }
+    return out
+}
+
+/// Frame lists compared without printing megabytes on failure.
+private func same(_ a: [[UInt8]], _ b: [[UInt8]]) -> Bool { a == b }
+
+private struct Collected {
+    var frames: [[UInt8]] = []
+    var keyframes: [Bool] = []
+    var requests: [VP8KeyframeRequestReason] = []
+}
+
+private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], into c: inout Collected,
+                  startNs: Int64 = 0, stepNs: Int64 = 1_000_000) {
+    var now = startNs
+    for p in packets {
+        p.payload.withUnsafeBytes { b in
+            assembler.insert(payload: b, sequenceNumber: p.seq, timestamp: p.ts, marker: p.marker, nowNanoseconds: now) { e in
+                switch e {
+                case .frame(let f): c.frames.append(Array(f.data)); c.keyframes.append(f.header.isKeyframe)
+                case .keyframeRequest(let r): c.requests.append(r)
+                }
+            }
+        }
+        now += stepNs
+    }
+}
+
+@Suite struct VP8FrameAssemblerTests {
+    let frames = [vp8Frame(key: true, size: 1500, seed: 1), vp8Frame(key: false, size: 700, seed: 2),
+                  vp8Frame(key: false, size: 650, seed: 3), vp8Frame(key: false, size: 900, seed: 4)]
+
+    @Test func inOrderPacketsBecomeWholeFramesInOrder() {
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packetize(frames, firstSeq: 1000), into: &c)
+        #expect(same(c.frames, frames))
+        #expect(c.keyframes == [true, false, false, false])
+        #expect(c.requests.isEmpty)
+        #expect(a.statistics.framesAssembled == 4)
+    }
+
+    @Test func reorderedPacketsWithinAndAcrossFramesAreReassembled() {
+        var packets = packetize(frames, firstSeq: 7)
+        // Deterministic shuffle in blocks of 5: reverse each block.
+        var shuffled: [Packet] = []
+        var i = 0
+        while i < packets.count {
+            shuffled += packets[i..<min(i + 5, packets.count)].reversed()
+            i += 5
+        }
+        packets = shuffled
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packets, into: &c)
+        #expect(same(c.frames, frames))
+        #expect(c.requests.isEmpty)
+    }
+
+    @Test func sequenceNumberWrapInsideAFrame() {
+        let packets = packetize(frames, firstSeq: 65533)
+        #expect(packets[0].seq == 65533 && packets[4].seq == 1)
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packets, into: &c)
+        #expect(same(c.frames, frames))
+    }
+
+    @Test func aMissingPacketPastTheTimeoutRequestsAKeyframeAndDropsInterFramesUntilOne() {
+        let stream = frames + [vp8Frame(key: true, size: 600, seed: 9), vp8Frame(key: false, size: 400, seed: 10)]
+        var packets = packetize(stream, firstSeq: 500)
+        // Frame 1 is packets 5...7 (1500 bytes -> 6 packets of 296, then 700 -> 3 packets).
+        let lostIndex = packets.firstIndex { $0.ts == 3000 }! + 1
+        packets.remove(at: lostIndex)
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        // 40 ms between packets: the timeout (100 ms) passes while frames 2 and 3 arrive.
+        feed(&a, packets, into: &c, stepNs: 40_000_000)
+        #expect(c.requests.first == .incompleteFrame)
+        #expect(same(c.frames, [stream[0], stream[4], stream[5]]))
+        #expect(a.statistics.framesIncomplete >= 1)
+        #expect(a.statistics.framesDroppedWaitingForKeyframe >= 1)
+    }
+
+    @Test func nothingIsDeliveredAndAKeyframeIsRequestedUntilTheFirstKeyframe() {
+        let stream = [vp8Frame(key: false, size: 400, seed: 1), vp8Frame(key: false, size: 400, seed: 2),
+                      vp8Frame(key: true, size: 400, seed: 3), vp8Frame(key: false, size: 400, seed: 4)]
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packetize(stream, firstSeq: 0), into: &c)
+        #expect(same(c.frames, [stream[2], stream[3]]))
+        #expect(c.requests == [.waitingForFirstKeyframe])  // the second is throttled
+        #expect(a.statistics.framesDroppedWaitingForKeyframe == 2)
+    }
+
+    @Test func losingANonReferenceFrameKeepsDecodingWithoutAKeyframe() {
+        var packets = packetize(frames, firstSeq: 100, nonReference: [2])
+        packets.removeAll { $0.ts == 6000 && !$0.marker }  // frame 2 loses its first packet(s)
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packets, into: &c, stepNs: 60_000_000)
+        a.advance(nowNanoseconds: 10_000_000_000) { _ in }
+        #expect(same(c.frames, [frames[0], frames[1], frames[3]]))
+        #expect(a.statistics.framesDroppedWaitingForKeyframe == 0)
+    }
+
+    @Test func aLostMarkerPacketIsGivenUpAfterTheTimeout() {
+        var packets = packetize(frames, firstSeq: 100)
+        let markerOfFrame2 = packets.firstIndex { $0.ts == 6000 && $0.marker }!
+        packets.remove(at: markerOfFrame2)
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packets, into: &c)  // 1 ms apart: the marker could still arrive reordered
+        #expect(same(c.frames, [frames[0], frames[1]]))
+        #expect(c.requests.isEmpty)
+        a.advance(nowNanoseconds: 1_000_000_000) { e in
+            if case .keyframeRequest(let r) = e { c.requests.append(r) }
+            if case .frame = e { c.frames.append([]) }
+        }
+        #expect(c.requests == [.incompleteFrame])
+        #expect(c.frames.count == 2)  // frame 3 references the lost frame 2: held back
+        #expect(a.statistics.framesDroppedWaitingForKeyframe == 1)
+    }
+
+    @Test func duplicatesMalformedAndLatePacketsAreCountedAndDropped() {
+        var packets = packetize(frames, firstSeq: 40)
+        packets.insert(packets[2], at: 3)
+        packets.append(Packet(payload: [0x90], seq: 999, ts: 0, marker: false))  // descriptor without data
+        packets.append(packets[0])  // very late duplicate of a delivered packet
+        var a = VP8FrameAssembler()
+        var c = Collected()
+        feed(&a, packets, into: &c)
+        #expect(same(c.frames, frames))
+        #expect(a.statistics.duplicatePackets == 1)
+        #expect(a.statistics.malformedPackets == 1)
+        #expect(a.statistics.latePackets == 1)
+    }
+
+    @Test func aFloodOfGarbageNeverTrapsAndKeepsMemoryBounded() {
+        var a = VP8FrameAssembler(configuration: { var c = VP8FrameAssembler.Configuration(); c.windowPackets = 64; return c }())
+        var x: UInt32 = 1
+        var bytes = [UInt8](repeating: 0, count: 40)
+        var events = 0
+        for n in 0..<20_000 {
+            for k in bytes.indices { x = x &* 1_103_515_245 &+ 12345; bytes[k] = UInt8(truncatingIfNeeded: x >> 16) }
+            bytes.withUnsafeBytes { b in
+                a.insert(payload: UnsafeRawBufferPointer(rebasing: b[0..<Int(x % 40)]), sequenceNumber: UInt16(truncatingIfNeeded: x >> 7),
+                         timestamp: x & 0xF000, marker: x & 1 == 0, nowNanoseconds: Int64(n) * 1_000_000) { _ in events += 1 }
+            }
+        }
+        #expect(a.statistics.packets == 20_000)
+    }
+}
