@@ -131,3 +131,78 @@ func speech(atRate rate: Int) throws -> [Float] {
 }
 
 func toInt16(_ x: [Float]) -> [Int16] { x.map { Int16(clampingFloat: $0) } }
+
+/// Test-only reader for 4:2:0 Y4M (until ParleyMedia's reader lands).
+func readY4M(_ url: URL, maxFrames: Int = .max) throws -> [VideoFrame] {
+    let d = [UInt8](try Data(contentsOf: url))
+    guard let nl = d.firstIndex(of: 0x0A) else { throw TestDataError(description: "no Y4M header") }
+    let header = String(decoding: d[0..<nl], as: UTF8.self).split(separator: " ")
+    guard header.first == "YUV4MPEG2" else { throw TestDataError(description: "not Y4M") }
+    var w = 0, h = 0
+    for field in header.dropFirst() {
+        if field.hasPrefix("W") { w = Int(field.dropFirst()) ?? 0 }
+        if field.hasPrefix("H") { h = Int(field.dropFirst()) ?? 0 }
+        if field.hasPrefix("C"), !field.hasPrefix("C420") { throw TestDataError(description: "not 4:2:0: \(field)") }
+    }
+    let size = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)
+    var frames: [VideoFrame] = []
+    var o = nl + 1
+    while o < d.count, frames.count < maxFrames {
+        guard let e = d[o...].firstIndex(of: 0x0A), d[o..<min(o + 5, d.count)].elementsEqual("FRAME".utf8) else { break }
+        o = e + 1
+        guard o + size <= d.count else { break }
+        frames.append(VideoFrame(width: w, height: h, strideY: w, strideUV: (w + 1) / 2, data: Array(d[o..<o + size]),
+                                 timestamp: UInt32(frames.count * 3000)))
+        o += size
+    }
+    return frames
+}
+
+/// Whether the sample video is present (it lands with the media helper).
+let haveSampleVideo = FileManager.default.fileExists(atPath: sampleMedia.appendingPathComponent("video/sample.y4m").path)
+
+/// A synthetic 320x240 clip used only while SampleMedia is absent: gradients, a textured
+/// background and a square moving across it.
+func syntheticVideo(frames: Int = 60) -> [VideoFrame] {
+    var rng = SplitMix64(state: 3)
+    let texture = (0..<(320 * 240)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 24) }
+    return (0..<frames).map { k in
+        var f = VideoFrame(width: 320, height: 240, timestamp: UInt32(k * 3000))
+        f.withUnsafeMutablePlanes { y, u, v in
+            for r in 0..<240 {
+                for c in 0..<320 {
+                    var value = 40 + (c + r) / 4 + Int(texture[r * 320 + c])
+                    let sx = 20 + k * 4, sy = 60 + k
+                    if c >= sx && c < sx + 64 && r >= sy && r < sy + 64 { value = 200 - (c - sx) }
+                    y[r * 320 + c] = UInt8(min(235, value))
+                }
+            }
+            for r in 0..<120 {
+                for c in 0..<160 {
+                    u[r * 160 + c] = UInt8(100 + c / 8)
+                    v[r * 160 + c] = UInt8(150 - r / 8)
+                }
+            }
+        }
+        return f
+    }
+}
+
+/// The sample clip (SampleMedia/video/sample.y4m), or the synthetic one while it is absent.
+func sampleVideo() throws -> [VideoFrame] {
+    haveSampleVideo ? try readY4M(sampleMedia.appendingPathComponent("video/sample.y4m")) : syntheticVideo()
+}
+
+/// Luma PSNR in dB between two pictures of the same size.
+func lumaPSNR(_ a: VideoFrame, _ b: VideoFrame) -> Double {
+    precondition(a.width == b.width && a.height == b.height)
+    var se = 0.0
+    for r in 0..<a.height {
+        for c in 0..<a.width {
+            let d = Double(a.data[r * a.strideY + c]) - Double(b.data[r * b.strideY + c])
+            se += d * d
+        }
+    }
+    let mse = se / Double(a.width * a.height)
+    return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+}
