@@ -4,7 +4,7 @@
 ///
 /// Threading: a source is used from one thread at a time (``AudioCaptureStream`` moves it to
 /// its own thread).
-public protocol AudioCaptureSource<Sample>: ~Copyable {
+public protocol AudioCaptureSource<Sample>: ~Copyable, SendableMetatype {
     associatedtype Sample: AudioSample
     associatedtype Failure: Error
 
@@ -25,7 +25,7 @@ public protocol AudioCaptureSource<Sample>: ~Copyable {
 /// (``Y4MFileSource``, ``PatternSource``).
 ///
 /// Threading: used from one thread at a time.
-public protocol VideoCaptureSource: ~Copyable {
+public protocol VideoCaptureSource: ~Copyable, SendableMetatype {
     associatedtype Failure: Error
 
     /// Picture width in pixels.

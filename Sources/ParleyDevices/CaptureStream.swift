@@ -1,0 +1,137 @@
+import Foundation
+import Synchronization
+
+/// Moves a non-copyable source onto the capture thread.
+private final class SourceBox<Source: ~Copyable>: @unchecked Sendable {
+    // Touched only by the capture thread after init.
+    var source: Source?
+    init(_ source: consuming Source) { self.source = .some(source) }
+}
+
+/// Shared state between a capture thread and its stream's owner.
+final class CaptureControl: Sendable {
+    let stopRequested = Atomic<Bool>(false)
+    let delivered = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
+}
+
+/// Audio frames from any ``AudioCaptureSource`` as an `AsyncSequence`: a dedicated thread
+/// reads the source and yields each frame into an `AsyncThrowingStream` that keeps at most
+/// `bufferCapacity` frames. When the consumer falls behind, the oldest frames are dropped
+/// (a call wants fresh audio, not a growing delay) and counted in ``droppedFrames``.
+///
+/// The stream finishes when the source ends, throws the source's error if it fails, and stops
+/// (after the read in progress) on ``stop()`` or when the consumer's task is cancelled.
+///
+/// Allocation: each yielded frame owns its samples (one array per frame), since the consumer
+/// keeps it; for allocation-free capture use the source's pull API (`read(into:)`).
+///
+/// Threading: the stream object is `Sendable`; iterate it from one task.
+public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Sendable {
+    public typealias Element = AudioFrame<Sample>
+    public typealias AsyncIterator = AsyncThrowingStream<AudioFrame<Sample>, any Error>.Iterator
+
+    private let stream: AsyncThrowingStream<AudioFrame<Sample>, any Error>
+    private let control = CaptureControl()
+
+    /// Starts capturing from `source` on a new thread.
+    /// - Parameters:
+    ///   - bufferCapacity: frames held for a slow consumer before the oldest is dropped
+    ///     (default 8: 80 ms of 10 ms frames, enough to ride out a scheduling hiccup).
+    ///   - framesPerRead: samples per channel per frame (default: the source's natural size).
+    public init<Source: AudioCaptureSource & ~Copyable>(
+        _ source: consuming Source, bufferCapacity: Int = 8, framesPerRead: Int? = nil
+    ) where Source.Sample == Sample {
+        precondition(bufferCapacity > 0, "buffer capacity must be positive")
+        let (stream, continuation) = AsyncThrowingStream<AudioFrame<Sample>, any Error>
+            .makeStream(bufferingPolicy: .bufferingNewest(bufferCapacity))
+        self.stream = stream
+        let format = source.format
+        let size = framesPerRead ?? source.framesPerRead
+        let box = SourceBox(source)
+        let control = self.control
+        continuation.onTermination = { _ in control.stopRequested.store(true, ordering: .relaxed) }
+        let thread = Thread {
+            var frame = AudioFrame<Sample>(format: format, samplesPerChannel: size)
+            while !control.stopRequested.load(ordering: .relaxed) {
+                do {
+                    guard try box.source!.read(into: &frame) else { break }
+                } catch {
+                    continuation.finish(throwing: error)
+                    box.source = nil
+                    return
+                }
+                control.delivered.add(1, ordering: .relaxed)
+                if case .dropped = continuation.yield(frame) {
+                    control.dropped.add(1, ordering: .relaxed)
+                }
+            }
+            box.source = nil  // closes a device
+            continuation.finish()
+        }
+        thread.name = "parley-audio-capture"
+        thread.start()
+    }
+
+    /// Asks the capture thread to stop after the read in progress; the stream then finishes.
+    public func stop() { control.stopRequested.store(true, ordering: .relaxed) }
+    /// Frames read from the source so far.
+    public var capturedFrames: Int { control.delivered.load(ordering: .relaxed) }
+    /// Frames dropped because the consumer was more than `bufferCapacity` frames behind.
+    public var droppedFrames: Int { control.dropped.load(ordering: .relaxed) }
+
+    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+}
+
+/// Pictures from any ``VideoCaptureSource`` as an `AsyncSequence`, with the same thread,
+/// bounded buffer (default 2 pictures: video is dropped rather than delayed) and drop count
+/// as ``AudioCaptureStream``.
+///
+/// Threading: the stream object is `Sendable`; iterate it from one task.
+public final class VideoCaptureStream: AsyncSequence, Sendable {
+    public typealias Element = VideoFrame
+    public typealias AsyncIterator = AsyncThrowingStream<VideoFrame, any Error>.Iterator
+
+    private let stream: AsyncThrowingStream<VideoFrame, any Error>
+    private let control = CaptureControl()
+
+    public init<Source: VideoCaptureSource & ~Copyable>(_ source: consuming Source, bufferCapacity: Int = 2) {
+        precondition(bufferCapacity > 0, "buffer capacity must be positive")
+        let (stream, continuation) = AsyncThrowingStream<VideoFrame, any Error>
+            .makeStream(bufferingPolicy: .bufferingNewest(bufferCapacity))
+        self.stream = stream
+        let (w, h) = (source.width, source.height)
+        let box = SourceBox(source)
+        let control = self.control
+        continuation.onTermination = { _ in control.stopRequested.store(true, ordering: .relaxed) }
+        let thread = Thread {
+            var frame = VideoFrame(width: w, height: h)
+            while !control.stopRequested.load(ordering: .relaxed) {
+                do {
+                    guard try box.source!.read(into: &frame) else { break }
+                } catch {
+                    continuation.finish(throwing: error)
+                    box.source = nil
+                    return
+                }
+                control.delivered.add(1, ordering: .relaxed)
+                if case .dropped = continuation.yield(frame) {
+                    control.dropped.add(1, ordering: .relaxed)
+                }
+            }
+            box.source = nil
+            continuation.finish()
+        }
+        thread.name = "parley-video-capture"
+        thread.start()
+    }
+
+    /// Asks the capture thread to stop after the read in progress.
+    public func stop() { control.stopRequested.store(true, ordering: .relaxed) }
+    /// Pictures read from the source so far.
+    public var capturedFrames: Int { control.delivered.load(ordering: .relaxed) }
+    /// Pictures dropped because the consumer was behind.
+    public var droppedFrames: Int { control.dropped.load(ordering: .relaxed) }
+
+    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+@testable import ParleyDevices
+
+@Suite struct TestSourceTests {
+    let mono16k = AudioFormat(sampleRate: 16_000, channels: 1)
+
+    @Test func toneOnAManualClockIsPacedAndTimedLikeADevice() {
+        let clock = ManualPacingClock()
+        let t0 = clock.now()
+        var tone = ToneSource<Int16>(format: mono16k, frequency: 1_000, amplitude: 0.5, seconds: 0.1, clock: clock)
+        var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: tone.framesPerRead)
+        var count = 0
+        while tone.read(into: &frame) {
+            #expect(frame.timestamp == UInt32(count * 160))
+            #expect(frame.captureTime == t0.advanced(byNanoseconds: Int64(count) * 10_000_000))
+            // Returned only once the frame's last sample is due.
+            #expect(clock.now() == t0.advanced(byNanoseconds: Int64(count + 1) * 10_000_000))
+            count += 1
+        }
+        #expect(count == 10)
+        // 1 kHz at 16 kHz: sample 4 is a quarter period, the peak.
+        #expect(frame.samples[4] == Int16(clampingFloat: Float(0.5 * sin(2 * Double.pi * 1_000 * 9_604 / 16_000))))
+        let more = tone.read(into: &frame)
+        #expect(!more)
+    }
+
+    @Test func toneValuesFollowTheSineAndFillEveryChannel() {
+        let stereo = AudioFormat(sampleRate: 8_000, channels: 2)
+        var tone = ToneSource<Float>(format: stereo, frequency: 500, amplitude: 0.25, clock: ManualPacingClock())
+        var frame = AudioFrame<Float>(format: stereo, samplesPerChannel: 80)
+        let read = tone.read(into: &frame)
+        #expect(read)
+        for i in 0..<80 {
+            let expected = Float(0.25 * sin(2 * Double.pi * 500 * Double(i) / 8_000))
+            #expect(abs(frame.samples[2 * i] - expected) < 1e-6)
+            #expect(frame.samples[2 * i + 1] == frame.samples[2 * i])
+        }
+    }
+
+    @Test func sampleProviderSourceDeliversSamplesInOrderAndPadsTheLastFrame() throws {
+        let samples = testSamples(count: 1_000)
+        let clock = ManualPacingClock()
+        var source = SampleProviderSource(ArraySampleProvider(format: mono16k, samples: samples), clock: clock)
+        var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: 160)
+        var got: [Int16] = []
+        var stamps: [UInt32] = []
+        while source.read(into: &frame) {
+            got += frame.samples
+            stamps.append(frame.timestamp)
+        }
+        #expect(got.count == 1_120)  // 7 frames, the last padded
+        #expect(Array(got[0..<1_000]) == samples)
+        #expect(got[1_000...].allSatisfy { $0 == 0 })
+        #expect(stamps == (0..<7).map { UInt32($0 * 160) })
+        #expect(clock.sleepCount == 7)
+    }
+
+    @Test func sampleProviderSourceOnTheSystemClockRunsInRealTime() throws {
+        var source = SampleProviderSource(ArraySampleProvider(format: mono16k, samples: testSamples(count: 1_600)))
+        var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: 160)
+        let start = MonotonicTime.now()
+        while source.read(into: &frame) {}
+        #expect(start.nanoseconds(to: .now()) >= 95_000_000)  // 100 ms of audio
+    }
+
+    @Test func patternSourceDeliversMovingPicturesAtItsFrameRate() throws {
+        let clock = ManualPacingClock()
+        let t0 = clock.now()
+        var camera = PatternSource(width: 64, height: 48, framesPerSecond: 30, frameCount: 5, clock: clock)
+        let pattern = MovingPatternProvider(width: 64, height: 48, framesPerSecond: 30)
+        var frame = camera.makeFrame()
+        var lumaPlanes: [[UInt8]] = []
+        var n = 0
+        while camera.read(into: &frame) {
+            #expect(frame.timestamp == UInt32(n * 3_000))
+            let expected = t0.advanced(byNanoseconds: Int64((Double(n) * 1e9 / 30).rounded()))
+            #expect(frame.captureTime == expected)
+            for (x, y) in [(0, 0), (10, 20), (63, 47), (pattern.squareOrigin(frame: n).x, 24)] {
+                #expect(frame.data[y * frame.strideY + x] == pattern.luma(x: x, y: y, frame: n))
+            }
+            lumaPlanes.append(Array(frame.data[0..<(64 * 48)]))
+            n += 1
+        }
+        #expect(n == 5)
+        #expect(Set(lumaPlanes.map { $0.hashValue }).count == 5)  // every picture differs
+    }
+
+    @Test func audioStreamDeliversEveryFrameInOrderThenFinishes() async throws {
+        let tone = ToneSource<Int16>(format: mono16k, seconds: 0.2, clock: ManualPacingClock())
+        let stream = AudioCaptureStream(tone, bufferCapacity: 64)
+        var stamps: [UInt32] = []
+        for try await frame in stream { stamps.append(frame.timestamp) }
+        #expect(stamps == (0..<20).map { UInt32($0 * 160) })
+        #expect(stream.droppedFrames == 0)
+    }
+
+    @Test func audioStreamDropsTheOldestFramesForASlowConsumerAndCountsThem() async throws {
+        let tone = ToneSource<Int16>(format: mono16k, seconds: 0.5, clock: ManualPacingClock())
+        let stream = AudioCaptureStream(tone, bufferCapacity: 3)
+        // Do not consume until the (instant, virtual-clock) capture has produced all 50 frames.
+        while stream.capturedFrames < 50 { try await Task.sleep(nanoseconds: 1_000_000) }
+        var stamps: [UInt32] = []
+        for try await frame in stream { stamps.append(frame.timestamp) }
+        #expect(stamps == [47, 48, 49].map { UInt32($0 * 160) })
+        #expect(stream.droppedFrames == 47)
+    }
+
+    struct BrokenProvider: AudioSampleProvider {
+        struct Failure: Error, Equatable {}
+        let format = AudioFormat(sampleRate: 16_000, channels: 1)
+        var calls = 0
+        mutating func readSamples(into buffer: UnsafeMutableBufferPointer<Int16>) throws(Failure) -> Int {
+            calls += 1
+            if calls > 2 { throw Failure() }
+            for i in buffer.indices { buffer[i] = 1 }
+            return buffer.count
+        }
+    }
+
+    @Test func audioStreamEndsWithTheSourcesError() async {
+        let stream = AudioCaptureStream(SampleProviderSource(BrokenProvider(), clock: ManualPacingClock()))
+        var frames = 0
+        await #expect(throws: BrokenProvider.Failure.self) {
+            for try await _ in stream { frames += 1 }
+        }
+        #expect(frames == 2)
+    }
+
+    @Test func stoppingAnEndlessStreamFinishesIt() async throws {
+        let stream = AudioCaptureStream(ToneSource<Float>(format: mono16k))  // real time, endless
+        var frames = 0
+        for try await _ in stream {
+            frames += 1
+            if frames == 3 { stream.stop() }
+        }
+        #expect(frames >= 3 && frames <= 12, "\(frames) frames")
+    }
+
+    @Test func alsaCaptureWorksAsAStreamAndAccountsForEveryFrame() async throws {
+        // A `file` PCM has no clock, so the capture thread outruns the consumer and the
+        // bounded buffer drops frames: every frame that arrives must still be the right
+        // samples for its timestamp, and captured = consumed + dropped.
+        let fx = try FilePCMFixture()
+        defer { fx.remove() }
+        let input = testSamples(count: 3_200, seed: 5)
+        try writeRaw(input, to: fx.path("in.raw"))
+        let conf = try ALSAConfigurationTree(text: fx.captureDefinition("streamcap", input: fx.path("in.raw")))
+        let mic = try ALSACapture<Int16>(pcm: "streamcap", parameters: .init(format: mono16k), configuration: conf)
+        let stream = AudioCaptureStream(mic, bufferCapacity: 16)
+        var consumed = 0
+        var mismatches = 0
+        var checked = 0
+        for try await frame in stream {
+            consumed += 1
+            let t = Int(frame.timestamp)
+            if t + 160 <= input.count {
+                checked += 1
+                if Array(input[t..<t + 160]) != frame.samples { mismatches += 1 }
+            }
+            if consumed == 1 { #expect(t == 0) }
+            if consumed == 40 { stream.stop() }
+        }
+        #expect(checked >= 1)
+        #expect(mismatches == 0)
+        #expect(stream.capturedFrames == consumed + stream.droppedFrames)
+    }
+
+    @Test func videoStreamDeliversPatternPictures() async throws {
+        let stream = VideoCaptureStream(PatternSource(width: 32, height: 24, framesPerSecond: 30, frameCount: 4,
+                                                      clock: ManualPacingClock()), bufferCapacity: 8)
+        var stamps: [UInt32] = []
+        for try await picture in stream {
+            #expect(picture.width == 32 && picture.height == 24)
+            stamps.append(picture.timestamp)
+        }
+        #expect(stamps == [0, 3_000, 6_000, 9_000])
+    }
+
+    @Test func pullCaptureRefillsTheSameStorage() throws {
+        let fx = try FilePCMFixture()
+        defer { fx.remove() }
+        try writeRaw(testSamples(count: 4_800), to: fx.path("in.raw"))
+        let conf = try ALSAConfigurationTree(text: fx.captureDefinition("reuse", input: fx.path("in.raw")))
+        var mic = try ALSACapture<Int16>(pcm: "reuse", parameters: .init(format: mono16k), configuration: conf)
+        var frame = mic.makeFrame()
+        let base = frame.samples.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        for _ in 0..<30 {
+            try mic.read(into: &frame)
+            #expect(frame.samples.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } == base)
+        }
+    }
+}
