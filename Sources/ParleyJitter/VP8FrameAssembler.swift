@@ -1,4 +1,6 @@
-import ParleyRTP
+#if canImport(ParleyRTP)
+import ParleyRTP  // absent when compiled standalone with the RTP sources (Fuzz/targets/rtp-vp8-assembler)
+#endif
 
 /// Why ``VP8FrameAssembler`` asks the sender for a keyframe (RTCP PLI/FIR in a call).
 public enum VP8KeyframeRequestReason: Equatable, Sendable {
