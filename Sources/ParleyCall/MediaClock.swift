@@ -1,0 +1,101 @@
+// The media clock: one monotonic time source for a call, real or virtual.
+
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The monotonic clock a call runs on: capture pacing, packet send times, network arrival
+/// times, playout ticks and event timestamps all read it.
+///
+/// Two implementations: ``SystemMediaClock`` (`CLOCK_MONOTONIC`, real sleeps) for live calls and
+/// ``VirtualMediaClock`` for tests and `parley room --speed max`, where sleeping jumps the time
+/// forward, so a run is exact, reproducible and as fast as the machine allows.
+///
+/// Threading: implementations are `Sendable` and may be read from any thread.
+public protocol MediaClock: Sendable {
+    /// The current time. Never goes backwards.
+    func now() -> MonotonicTime
+    /// Blocks the calling thread until `deadline` (returns at once if it has passed).
+    func sleep(until deadline: MonotonicTime)
+}
+
+/// `CLOCK_MONOTONIC` with absolute-deadline sleeps (`clock_nanosleep(TIMER_ABSTIME)`): a late
+/// wake-up does not push later deadlines back, and a signal restarts the sleep.
+public struct SystemMediaClock: MediaClock {
+    public init() {}
+
+    public func now() -> MonotonicTime { .now() }
+
+    public func sleep(until deadline: MonotonicTime) {
+        guard deadline.nanoseconds > 0 else { return }
+        var ts = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
+                          tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+}
+
+/// A virtual clock for deterministic runs: ``sleep(until:)`` moves the time to the deadline
+/// instead of waiting, and ``advance(byNanoseconds:)`` / ``advance(to:)`` move it explicitly
+/// (a test stepping a pipeline, or simulating a stalled thread).
+///
+/// With one thread driving it (the call's scheduler), every run with the same inputs produces
+/// the same times, bit for bit.
+///
+/// Threading: safe from any thread (a mutex guards the time); determinism needs a single driver.
+public final class VirtualMediaClock: MediaClock {
+    private let state: Mutex<(time: MonotonicTime, sleeps: Int)>
+
+    /// Starts at `start` (default 1 s, so that times are positive and distinct from zero).
+    public init(start: MonotonicTime = MonotonicTime(nanoseconds: 1_000_000_000)) {
+        state = Mutex((start, 0))
+    }
+
+    public func now() -> MonotonicTime { state.withLock { $0.time } }
+
+    public func sleep(until deadline: MonotonicTime) {
+        state.withLock { s in
+            s.sleeps += 1
+            if deadline > s.time { s.time = deadline }
+        }
+    }
+
+    /// Moves the time forward by `nanoseconds` (negative values are ignored: time is monotonic).
+    public func advance(byNanoseconds nanoseconds: Int64) {
+        state.withLock { s in s.time = s.time.advanced(byNanoseconds: max(0, nanoseconds)) }
+    }
+
+    /// Moves the time forward to `time` (no effect if it is in the past).
+    public func advance(to time: MonotonicTime) {
+        state.withLock { s in if time > s.time { s.time = time } }
+    }
+
+    /// How many times ``sleep(until:)`` was called.
+    public var sleepCount: Int { state.withLock { $0.sleeps } }
+}
+
+/// A capture clock that runs at a rate off the monotonic clock by `driftPpm` parts per million
+/// (positive: it runs fast, so its nominal 20 ms elapse in less than 20 ms of monotonic time).
+///
+/// It models a sound card's crystal: the monotonic time at which sample `n` of a nominal rate
+/// `sampleRate` is captured. Used by simulated participants; ``DriftEstimator`` measures the
+/// same quantity from real capture timestamps.
+public struct DriftingCaptureClock: Sendable, Hashable {
+    /// Monotonic time of sample 0.
+    public var origin: MonotonicTime
+    /// Rate error, ppm (+25 000 = 2.5 % fast).
+    public var driftPpm: Double
+    /// Nominal samples per second.
+    public var sampleRate: Int
+
+    public init(origin: MonotonicTime, driftPpm: Double = 0, sampleRate: Int) {
+        precondition(sampleRate > 0 && driftPpm > -500_000 && driftPpm < 500_000)
+        self.origin = origin; self.driftPpm = driftPpm; self.sampleRate = sampleRate
+    }
+
+    /// Monotonic time at which sample `index` is captured.
+    @inlinable public func time(ofSample index: Int64) -> MonotonicTime {
+        let seconds = Double(index) / Double(sampleRate) / (1 + driftPpm * 1e-6)
+        return origin.advanced(byNanoseconds: Int64((seconds * 1e9).rounded()))
+    }
+}
