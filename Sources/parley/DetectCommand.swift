@@ -1,10 +1,459 @@
-/// `parley detect`: not yet available in this build.
+// `parley detect`: who talked when in recorded audio. Argument parsing, the job pool and the
+// output formats only; the analysis is `OfflineDetector` in ParleyCall.
+
+import Foundation
+import ParleyCall
+
+let detectHelp = """
+Usage: parley detect [--format summary|json|csv|rttm|audacity|frames] [--output PATH]
+                     [--meeting [--name NAME]] [--per-channel] [--timeline PATH.svg]
+                     [--jobs N] FILE...
+
+Find who talked when in recorded audio. Any file libsndfile reads (WAV, FLAC, Ogg
+Vorbis/Opus, MP3, AIFF, ...), at any rate and channel count; resampled (band-limited) for
+the voice activity detector. Files are read in blocks (memory stays flat whatever their
+length) and processed in parallel; the output order follows the command line. The segments
+are exactly those the live talk detector gives on the same audio.
+
+Modes:
+  (default)      each FILE on its own, one participant named after the file's stem
+                 (channels are averaged)
+  --meeting      every FILE is one participant of one meeting, named after its stem;
+                 NAME@SECONDS (e.g. bob.wav@12.5) starts that file 12.5 s into the meeting
+                 (when a file's own name ends in @N, the name is taken literally)
+  --name NAME    the meeting's name (the `file` column of csv/rttm); default "meeting"
+  --per-channel  every channel is a participant, named <stem>.ch<N> (N from 1)
+
+Options:
+  --format F     output format (default summary):
+                   summary   per participant: talk time, share of all talk, fraction of the
+                             meeting, turns, longest turn, overlap time, interruptions made
+                             and suffered; the meeting's talking, overlap and silence time
+                   json      the same plus every segment (schema below)
+                   csv       header file,participant,start_s,end_s; one talking segment a line
+                   rttm      SPEAKER <file> 1 <start> <duration> <NA> <NA> <participant> <NA> <NA>
+                   audacity  label tracks (start<TAB>end<TAB>label); with several participants
+                             and --output labels.txt, one file per participant:
+                             labels-<participant>.txt; on stdout, all tracks one after another
+                   frames    header file,time_s,prob: the detector's raw speech probability
+                             for every 10 ms frame (time_s = frame start), before hysteresis;
+                             `file` is the stem (the participant name with --per-channel)
+  --output PATH  write there instead of standard output
+  --timeline P   also write an SVG picture: one lane per participant, talking as bars,
+                 overlaps shaded and in their own lane, a time axis
+  --jobs N       files analysed in parallel (default: the number of cores)
+
+Times are seconds on the meeting's timeline (file time plus the file's offset), 3 decimals.
+Definitions: a turn is one talking segment. Overlap is time during which two or more
+participants talk. B interrupts A when B starts talking while A is talking, A stops within
+3 s of B's start and B is still talking when A stops (B took the floor); a back-channel that
+does not stop A is not an interruption.
+
+JSON schema (parley.detect/1):
+  {"schema": "parley.detect/1", "parley_version": "X.Y.Z", "interruption_window_s": 3.0,
+   "recordings": [{"name", "duration_s", "talking_s", "overlap_s", "silence_s",
+     "files": [{"path", "status": "ok"|"partial"|"failed", "offset_s", "sample_rate",
+                "channels", "duration_s", "issues": [text]} | {"path", "status", "error"}],
+     "participants": [{"name", "channel" (with --per-channel, from 1), "talk_s", "share",
+                "fraction_of_meeting", "turns", "longest_turn_s", "overlap_s",
+                "interruptions", "interrupted", "segments": [[start_s, end_s], ...]}],
+     "interruptions": [{"time_s", "by", "of", "stopped_s"}]}]}
+  A recording is the meeting (--meeting) or one file. Ratios are in [0, 1].
+
+Bad input: a file that cannot be read (missing, a directory, unsupported or corrupt format,
+no audio) gets a message on stderr and is left out; a truncated file or one with NaN samples
+is analysed as far as possible and reported. The other files are still processed.
+
+Exit status: 0 every file was processed completely, 1 some file failed or was only partly
+processed (the others are still reported), 2 usage error.
+"""
+
 let detectCommand = Command(
     name: "detect",
     summary: "Find who talked when in recorded audio",
-    help: "Usage: parley detect ...\n\nFind who talked when in recorded audio. Not yet available in this build.",
-    run: { _ in
-        printError("parley detect: not yet available in this build")
+    help: detectHelp,
+    run: { args in runDetect(args) }
+)
+
+/// The output formats.
+enum DetectFormat: String, CaseIterable, Sendable {
+    case summary, json, csv, rttm, audacity, frames
+}
+
+/// The parsed command line.
+struct DetectInvocation: Sendable {
+    var format: DetectFormat = .summary
+    var output: String?
+    var meeting = false
+    var meetingName = "meeting"
+    var perChannel = false
+    var timeline: String?
+    var jobs = 1
+    var inputs: [(path: String, offset: Double)] = []
+
+    init(_ args: [String]) throws(ArgumentScanner.UsageError) {
+        let scan = try ArgumentScanner(args, valued: ["format", "output", "name", "timeline", "jobs"],
+                                       flagNames: ["meeting", "per-channel"])
+        if let f = scan.value("format") {
+            guard let parsed = DetectFormat(rawValue: f) else {
+                throw .init(description: "unknown format '\(f)' (one of: \(DetectFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            format = parsed
+        }
+        output = scan.value("output")
+        meeting = scan.flag("meeting")
+        perChannel = scan.flag("per-channel")
+        if let n = scan.value("name") {
+            guard meeting else { throw .init(description: "--name only applies with --meeting") }
+            guard !n.isEmpty else { throw .init(description: "--name must not be empty") }
+            meetingName = n
+        }
+        timeline = scan.value("timeline")
+        jobs = try scan.int("jobs", default: ProcessInfo.processInfo.activeProcessorCount, in: 1...1024)
+        guard !scan.positionals.isEmpty else { throw .init(description: "no input FILE given") }
+        for p in scan.positionals {
+            inputs.append(Self.splitOffset(p))
+        }
+    }
+
+    /// `name.wav@12.5` -> (`name.wav`, 12.5) unless a file of that exact name exists.
+    static func splitOffset(_ arg: String) -> (path: String, offset: Double) {
+        guard let at = arg.lastIndex(of: "@"), !FileManager.default.fileExists(atPath: arg),
+              let v = Double(arg[arg.index(after: at)...]), v.isFinite, v >= 0,
+              at != arg.startIndex else {
+            return (arg, 0)
+        }
+        return (String(arg[..<at]), v)
+    }
+}
+
+/// Participant names for the inputs: the stems, made unique with `-2`, `-3`... when two
+/// files share a stem.
+func uniqueParticipantNames(_ paths: [String]) -> [String] {
+    var used: [String: Int] = [:]
+    var out: [String] = []
+    for p in paths {
+        let stem = fileStem(p)
+        var name = stem
+        if let n = used[stem] {
+            var k = n + 1
+            while used[stem + "-\(k)"] != nil { k += 1 }
+            name = stem + "-\(k)"
+            used[stem] = k
+        }
+        used[name] = used[name] ?? 1
+        out.append(name)
+    }
+    return out
+}
+
+func runDetect(_ args: [String]) -> Int32 {
+    let inv: DetectInvocation
+    do {
+        inv = try DetectInvocation(args)
+    } catch {
+        printError("parley detect: \(error.description)\nRun 'parley detect --help' for usage.")
         return ExitStatus.usage
     }
-)
+
+    let names = uniqueParticipantNames(inv.inputs.map(\.path))
+    let requests = zip(inv.inputs, names).map { input, name in
+        OfflineDetectionRequest(path: input.path, participant: name,
+                                offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown)
+    }
+
+    let framesDirectory: String? = inv.format == .frames ? makeTemporaryDirectory() : nil
+    defer { if let d = framesDirectory { try? FileManager.default.removeItem(atPath: d) } }
+
+    let progress = DetectProgress(weights: requests.map { fileWeight($0.path) },
+                                  enabled: isatty(STDERR_FILENO) == 1)
+    let outcomes = runJobs(count: requests.count, jobs: inv.jobs) { i -> DetectFileOutcome in
+        let detector = OfflineDetector()
+        let request = requests[i]
+        var frames: FramesWriter?
+        if let dir = framesDirectory {
+            frames = FramesWriter(path: dir + "/\(i).csv")
+        }
+        defer { frames?.close() }
+        do throws(OfflineDetectionError) {
+            let analysis = try detector.analyze(
+                request,
+                onFrame: { track, index, probability in
+                    frames?.append(track: track, frameIndex: index, probability: probability)
+                },
+                onProgress: { read, expected in progress.update(file: i, read: read, expected: expected) })
+            frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : fileStem(request.path) },
+                           offset: request.offset)
+            progress.finish(file: i)
+            return .analysed(analysis)
+        } catch {
+            progress.finish(file: i)
+            return .failed(path: request.path, error: error)
+        }
+    }
+    progress.stop()
+
+    var status = ExitStatus.success
+    for o in outcomes {
+        switch o {
+        case let .analysed(a):
+            for issue in a.issues { printError("parley detect: \(a.request.path): \(issue)") }
+            if !a.isComplete { status = ExitStatus.failure }
+        case let .failed(path, error):
+            printError("parley detect: \(path): \(error.message)")
+            status = ExitStatus.failure
+        }
+    }
+
+    let recordings: [DetectRecording] = inv.meeting
+        ? [DetectRecording(name: inv.meetingName, files: outcomes)]
+        : outcomes.map { DetectRecording(name: fileStem($0.path), files: [$0]) }
+
+    do {
+        switch inv.format {
+        case .summary: try writeOutput(summaryText(recordings), to: inv.output)
+        case .json: try writeOutput(jsonText(recordings, version: parleyVersion), to: inv.output)
+        case .csv: try writeOutput(csvText(recordings), to: inv.output)
+        case .rttm: try writeOutput(rttmText(recordings), to: inv.output)
+        case .audacity:
+            let tracks = audacityTracks(recordings)
+            if let out = inv.output, tracks.count > 1 {
+                for t in tracks { try writeOutput(t.text, to: audacityPath(output: out, participant: t.participant)) }
+            } else {
+                try writeOutput(tracks.map(\.text).joined(), to: inv.output)
+            }
+        case .frames:
+            try writeFrames(parts: outcomes.indices.map { framesDirectory! + "/\($0).csv" }, to: inv.output)
+        }
+        if let svgPath = inv.timeline {
+            try writeOutput(timelineSVG(recordings, version: parleyVersion), to: svgPath)
+        }
+    } catch {
+        printError("parley detect: \(error)")
+        return ExitStatus.failure
+    }
+    return status
+}
+
+// MARK: - Jobs
+
+/// Runs `body(0..<count)` on `jobs` threads, each taking the next index as it becomes free;
+/// returns the results in index order.
+func runJobs<T: Sendable>(count: Int, jobs: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+    let slots = JobSlots<T>(count: count)
+    let workers = max(1, min(jobs, count))
+    let group = DispatchGroup()
+    for _ in 0..<workers {
+        group.enter()
+        Thread.detachNewThread {
+            while let i = slots.take() {
+                slots.store(i, body(i))
+            }
+            group.leave()
+        }
+    }
+    group.wait()
+    return slots.results()
+}
+
+/// The work queue and result slots of ``runJobs(count:jobs:_:)``.
+final class JobSlots<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private var slots: [T?]
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func take() -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        guard next < slots.count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    func store(_ i: Int, _ value: T) {
+        lock.lock(); defer { lock.unlock() }
+        slots[i] = value
+    }
+
+    func results() -> [T] {
+        lock.lock(); defer { lock.unlock() }
+        return slots.map { $0! }
+    }
+}
+
+// MARK: - Progress
+
+/// The progress bar on stderr: shown only when stderr is a terminal, redrawn at most every
+/// 200 ms. Files are weighted by their size in bytes.
+final class DetectProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private let weights: [Double]
+    private var fractions: [Double]
+    private var done = 0
+    private let enabled: Bool
+    private var lastDraw = 0.0
+    private let start = Date()
+    private var drawn = false
+
+    init(weights: [Double], enabled: Bool) {
+        let total = weights.reduce(0, +)
+        self.weights = weights.map { total > 0 ? $0 / total : 1 / Double(max(1, weights.count)) }
+        fractions = Array(repeating: 0, count: weights.count)
+        self.enabled = enabled
+    }
+
+    func update(file: Int, read: Int64, expected: Int64?) {
+        guard enabled, let expected, expected > 0 else { return }
+        lock.lock(); defer { lock.unlock() }
+        fractions[file] = min(1, Double(read) / Double(expected))
+        drawLocked(force: false)
+    }
+
+    func finish(file: Int) {
+        guard enabled else { return }
+        lock.lock(); defer { lock.unlock() }
+        fractions[file] = 1
+        done += 1
+        drawLocked(force: false)
+    }
+
+    func stop() {
+        guard enabled else { return }
+        lock.lock(); defer { lock.unlock() }
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    private func drawLocked(force: Bool) {
+        let now = Date().timeIntervalSince(start)
+        guard force || now - lastDraw >= 0.2 else { return }
+        lastDraw = now
+        drawn = true
+        let f = zip(weights, fractions).reduce(0) { $0 + $1.0 * $1.1 }
+        let width = 30
+        let filled = Int((f * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let line = "\r[\(bar)] \(Int(f * 100))%  \(done)/\(weights.count) files  \(Int(now))s"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+/// The size of the file at `path` in bytes (1 when unknown), to weight progress.
+func fileWeight(_ path: String) -> Double {
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.doubleValue
+    return max(1, size ?? 1)
+}
+
+// MARK: - Output files
+
+func writeOutput(_ text: String, to path: String?) throws {
+    if let path {
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
+            throw DetectOutputError(message: "cannot write \(path)")
+        }
+    } else {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+struct DetectOutputError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+func makeTemporaryDirectory() -> String {
+    let base = FileManager.default.temporaryDirectory.path
+    let dir = base + "/parley-detect-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// Writes one file's frames rows to a temporary file while it is analysed, so memory stays
+/// flat; `finish` fills in the names (known once the file is open) when rows are copied out.
+/// Rows are stored as `track,time_s,prob` and rewritten with the name by ``writeFrames``.
+struct FramesWriter {
+    private let path: String
+    private var file: UnsafeMutablePointer<FILE>?
+    private var buffer = ""
+
+    init(path: String) {
+        self.path = path
+        file = fopen(path, "w")
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    mutating func append(track: Int, frameIndex: Int, probability: Float) {
+        buffer += String(track)
+        buffer += ","
+        buffer += String(frameIndex)
+        buffer += ","
+        appendFixed(Double(probability), decimals: 4, to: &buffer)
+        buffer += "\n"
+        if buffer.utf8.count >= 1 << 16 { flush() }
+    }
+
+    private mutating func flush() {
+        guard let file else { return }
+        buffer.withCString { _ = fputs($0, file) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Ends the rows and writes the header line `#names,offset` to a side file.
+    mutating func finish(names: [String], offset: Double) {
+        flush()
+        let meta = names.joined(separator: "\u{1F}") + "\n" + String(offset) + "\n"
+        _ = FileManager.default.createFile(atPath: path + ".meta", contents: Data(meta.utf8))
+    }
+
+    mutating func close() {
+        flush()
+        if let file { fclose(file) }
+        file = nil
+    }
+}
+
+/// Concatenates the frames parts, in input order, as `file,time_s,prob`.
+func writeFrames(parts: [String], to output: String?) throws {
+    let sink: UnsafeMutablePointer<FILE>
+    if let output {
+        guard let f = fopen(output, "w") else { throw DetectOutputError(message: "cannot write \(output)") }
+        sink = f
+    } else {
+        guard let f = fdopen(STDOUT_FILENO, "w") else { throw DetectOutputError(message: "cannot write standard output") }
+        sink = f
+    }
+    // Standard output's descriptor stays open: only flush it.
+    defer { if output != nil { fclose(sink) } else { fflush(sink) } }
+    fputs("file,time_s,prob\n", sink)
+    for part in parts {
+        guard let meta = try? String(contentsOfFile: part + ".meta", encoding: .utf8) else { continue }
+        let lines = meta.split(separator: "\n", omittingEmptySubsequences: false)
+        let names = lines[0].split(separator: "\u{1F}", omittingEmptySubsequences: false).map { csvField(String($0)) }
+        let offset = Double(lines.count > 1 ? lines[1] : "0") ?? 0
+        // Frame starts are multiples of 10 ms: two decimals, three when the offset needs them.
+        let decimals = (offset * 100).rounded() == offset * 100 ? 2 : 3
+        guard let input = fopen(part, "r") else { continue }
+        defer { fclose(input) }
+        var linePointer: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        var out = ""
+        out.reserveCapacity(1 << 16)
+        while getline(&linePointer, &capacity, input) > 0 {
+            let row = String(cString: linePointer!)
+            let fields = row.split(separator: ",", maxSplits: 2)
+            guard fields.count == 3, let track = Int(fields[0]), let index = Int(fields[1]),
+                  track < names.count else { continue }
+            out += names[track]
+            out += ","
+            appendFixed(offset + Double(index) * 0.01, decimals: decimals, to: &out)
+            out += ","
+            out += fields[2]
+            if out.utf8.count >= 1 << 16 {
+                out.withCString { _ = fputs($0, sink) }
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        free(linePointer)
+        out.withCString { _ = fputs($0, sink) }
+    }
+}

@@ -1,0 +1,189 @@
+// Offline talk detection: a file in, who talked when out, by exactly the code a live call runs.
+//
+//   file (libsndfile, blocks)  ->  mix-down or split channels  ->  ParticipantTalkTracker
+//   (band-limited resampling when the VAD does not take the file's rate, VAD, TalkDetector)
+//   ->  TalkSegmentRecorder  ->  segments
+//
+// `OfflineDetector` only reads blocks and hands them to the same `ParticipantTalkTracker` a
+// live pipeline feeds with its 10 ms frames, so offline equals live by construction; a test
+// feeds random-sized chunks through the live API and compares.
+
+import ParleyVoice
+
+/// A source of interleaved float samples read in blocks (the file reader, or memory in tests).
+protocol OfflineAudioSource {
+    /// Samples per second per channel, in Hz.
+    var sampleRate: Int { get }
+    /// Interleaved channel count.
+    var channels: Int { get }
+    /// Samples per channel the source announces, if it knows.
+    var expectedFrames: Int64? { get }
+    /// Reads up to `buffer.count / channels` frames of interleaved samples into `buffer`;
+    /// returns the number of frames read, 0 at the end.
+    mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(OfflineReadError) -> Int
+}
+
+/// A read that failed part-way (an I/O or decoding error), with the library's message.
+struct OfflineReadError: Error {
+    var message: String
+}
+
+/// Offline talk detection over files: reads a file in blocks (memory stays flat whatever its
+/// length), feeds one ``ParticipantTalkTracker`` per participant, and returns the talking
+/// segments, with the raw VAD probability of every 10 ms frame on request.
+///
+/// Threading: a value type; analyse different files on different threads at will (each call
+/// owns all of its state).
+public struct OfflineDetector: Sendable {
+    /// Settings of the VAD and the talk detector, the same as a live call's.
+    public var configuration: TalkTrackerConfiguration
+    /// Samples per channel read per block. Default 4096: large enough to amortise the read
+    /// call, small enough to keep the working set in cache (64 KiB per stereo block).
+    public var blockFrames: Int
+
+    public init(configuration: TalkTrackerConfiguration = .init(), blockFrames: Int = 4096) {
+        precondition(blockFrames > 0, "blockFrames must be positive")
+        self.configuration = configuration
+        self.blockFrames = blockFrames
+    }
+
+    /// Analyses the file of `request`.
+    ///
+    /// - Parameters:
+    ///   - onFrame: called for every 10 ms VAD frame of every track, in order within a track:
+    ///     the track's index in the result, the frame index from the file's start (frame `k`
+    ///     starts at `offset + k * 0.01` s) and the raw speech probability before hysteresis.
+    ///   - onProgress: called after each block with the samples per channel read so far and
+    ///     the total the header announces (if any).
+    /// - Returns: the tracks and the issues that did not stop the analysis (truncation,
+    ///   NaN samples, no speech).
+    /// - Throws: ``OfflineDetectionError`` when nothing could be analysed.
+    public func analyze(_ request: OfflineDetectionRequest,
+                        onFrame: (_ track: Int, _ frameIndex: Int, _ probability: Float) -> Void = { _, _, _ in },
+                        onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void = { _, _ in })
+        throws(OfflineDetectionError) -> OfflineFileAnalysis {
+        var source = try openOfflineAudioFile(request.path)
+        return try analyze(&source, request: request, onFrame: onFrame, onProgress: onProgress)
+    }
+
+    /// Analyses any ``OfflineAudioSource`` (the file path above, in-memory audio in tests).
+    func analyze<Source: OfflineAudioSource>(
+        _ source: inout Source, request: OfflineDetectionRequest,
+        onFrame: (_ track: Int, _ frameIndex: Int, _ probability: Float) -> Void,
+        onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void
+    ) throws(OfflineDetectionError) -> OfflineFileAnalysis {
+        let channels = source.channels, rate = source.sampleRate
+        let perChannel = request.channelMode == .perChannel
+        let trackCount = perChannel ? channels : 1
+        var trackers: [ParticipantTalkTracker] = []
+        var recorders: [TalkSegmentRecorder] = []
+        for _ in 0..<trackCount {
+            do {
+                trackers.append(try ParticipantTalkTracker(sampleRate: rate, configuration: configuration))
+            } catch {
+                throw OfflineDetectionError(.unsupportedAudio, path: request.path, message: "\(error)")
+            }
+            recorders.append(TalkSegmentRecorder(offset: request.offset))
+        }
+
+        let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockFrames * channels)
+        let mono = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockFrames)
+        defer { block.deallocate(); mono.deallocate() }
+
+        var framesRead: Int64 = 0
+        var nonFinite = 0
+        var firstNonFinite = 0.0
+        var readFailure: String?
+        while true {
+            let n: Int
+            do {
+                n = try source.read(into: block)
+            } catch {
+                readFailure = error.message
+                break
+            }
+            if n == 0 { break }
+            for t in 0..<trackCount {
+                let samples: UnsafeBufferPointer<Float>
+                if channels == 1 {
+                    samples = UnsafeBufferPointer(rebasing: block[0..<n])
+                } else if perChannel {
+                    deinterleave(block, channel: t, of: channels, frames: n, into: mono)
+                    samples = UnsafeBufferPointer(rebasing: mono[0..<n])
+                } else {
+                    mixDown(block, channels: channels, frames: n, into: mono)
+                    samples = UnsafeBufferPointer(rebasing: mono[0..<n])
+                }
+                let before = trackers[t].nonFiniteSampleCount
+                trackers[t].process(samples, onDecision: { d in onFrame(t, d.frameIndex, d.probability) },
+                                    onEvent: { e in recorders[t].record(e) })
+                let added = trackers[t].nonFiniteSampleCount - before
+                if added > 0 {
+                    if nonFinite == 0 { firstNonFinite = Double(framesRead) / Double(rate) }
+                    nonFinite += added
+                }
+            }
+            framesRead += Int64(n)
+            onProgress(framesRead, source.expectedFrames)
+        }
+
+        if framesRead == 0 {
+            if let readFailure {
+                throw OfflineDetectionError(.readFailed, path: request.path, message: "cannot read audio: \(readFailure)")
+            }
+            throw OfflineDetectionError(.empty, path: request.path, message: "contains no audio samples (zero length)")
+        }
+
+        var tracks: [OfflineTrack] = []
+        for t in 0..<trackCount {
+            trackers[t].finish(onEvent: { e in recorders[t].record(e) })
+            tracks.append(OfflineTrack(name: perChannel ? "\(request.participant).ch\(t + 1)" : request.participant,
+                                       channel: perChannel ? t : nil,
+                                       segments: recorders[t].segments,
+                                       frameCount: trackers[t].framesDecided))
+        }
+        var issues: [OfflineDetectionIssue] = []
+        let expected = source.expectedFrames
+        if let readFailure {
+            issues.append(.truncated(readSeconds: Double(framesRead) / Double(rate),
+                                     expectedSeconds: Double(expected ?? framesRead) / Double(rate),
+                                     reason: readFailure))
+        } else if let expected, framesRead < expected {
+            issues.append(.truncated(readSeconds: Double(framesRead) / Double(rate),
+                                     expectedSeconds: Double(expected) / Double(rate),
+                                     reason: "the data ends early"))
+        }
+        if nonFinite > 0 {
+            issues.append(.nonFiniteSamples(count: nonFinite, firstAt: firstNonFinite))
+        }
+        if tracks.allSatisfy({ $0.segments.isEmpty }) {
+            issues.append(.noSpeech)
+        }
+        return OfflineFileAnalysis(request: request, sampleRate: rate, channels: channels,
+                                   framesRead: framesRead, expectedFrames: expected,
+                                   tracks: tracks, issues: issues)
+    }
+}
+
+/// Averages `frames` interleaved frames of `channels` channels into `out`.
+@inline(__always)
+func mixDown(_ input: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
+             into out: UnsafeMutableBufferPointer<Float>) {
+    let scale = 1 / Float(channels)
+    if channels == 2 {
+        for i in 0..<frames { out[i] = (input[2 * i] + input[2 * i + 1]) * scale }
+        return
+    }
+    for i in 0..<frames {
+        var s: Float = 0
+        for c in 0..<channels { s += input[i * channels + c] }
+        out[i] = s * scale
+    }
+}
+
+/// Copies channel `channel` of `frames` interleaved frames into `out`.
+@inline(__always)
+func deinterleave(_ input: UnsafeMutableBufferPointer<Float>, channel: Int, of channels: Int, frames: Int,
+                  into out: UnsafeMutableBufferPointer<Float>) {
+    for i in 0..<frames { out[i] = input[i * channels + channel] }
+}

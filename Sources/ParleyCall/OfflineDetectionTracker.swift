@@ -1,0 +1,146 @@
+// The live path of talk detection for one participant, shared by calls and `parley detect`.
+
+import ParleyMedia
+import ParleyVoice
+
+/// Settings of a ``ParticipantTalkTracker``: the VAD's and the talk detector's, with their
+/// documented defaults.
+public struct TalkTrackerConfiguration: Sendable, Equatable {
+    /// The VAD's settings (threshold of ``VADDecision/isSpeech``).
+    public var vad: VADConfiguration
+    /// The talk detector's hysteresis settings.
+    public var talk: TalkDetectorConfiguration
+
+    public init(vad: VADConfiguration = .init(), talk: TalkDetectorConfiguration = .init()) {
+        self.vad = vad
+        self.talk = talk
+    }
+}
+
+/// One participant's talk detection, fed live: mono samples at any rate, in chunks of any
+/// size, become one VAD decision per 10 ms and talking started/stopped events.
+///
+/// Rates the VAD takes (8, 16, 24, 32, 48 kHz) go to it directly; any other rate is first
+/// converted to 16 kHz by ParleyMedia's band-limited ``Resampler``. The result does not depend
+/// on how the samples are split into chunks: feeding a file in one go, in 10 ms frames or in
+/// random chunks gives the same decisions and events (``OfflineDetector`` relies on it).
+///
+/// Threading: a value type; one per participant, used from one thread at a time.
+/// No allocation per call once the resampling scratch has grown to the largest chunk.
+public struct ParticipantTalkTracker: Sendable {
+    /// The input sample rate, in Hz.
+    public let sampleRate: Int
+    /// The settings.
+    public let configuration: TalkTrackerConfiguration
+    /// The VAD frames decided so far.
+    public private(set) var framesDecided = 0
+    /// Input samples fed so far.
+    public private(set) var samplesFed: Int64 = 0
+
+    private var vad: VoiceActivityDetector
+    private var talk: TalkDetector
+    private var resampler: Int?   // TODO: ParleyMedia's Resampler when it lands
+    private var scratch: [Float] = []
+
+    /// Creates a tracker for a mono stream at `sampleRate` Hz (any positive rate).
+    public init(sampleRate: Int, configuration: TalkTrackerConfiguration = .init()) throws(TalkTrackerError) {
+        guard sampleRate > 0 else { throw .unsupportedSampleRate(sampleRate) }
+        self.sampleRate = sampleRate
+        self.configuration = configuration
+        let vadRate: Int
+        if VoiceActivityDetector.supportedSampleRates.contains(sampleRate) {
+            vadRate = sampleRate
+            resampler = nil
+        } else {
+            throw .unsupportedSampleRate(sampleRate)
+        }
+        do {
+            vad = try VoiceActivityDetector(sampleRate: vadRate, configuration: configuration.vad)
+        } catch {
+            throw .unsupportedSampleRate(sampleRate)
+        }
+        talk = TalkDetector(configuration: configuration.talk)
+    }
+
+    /// Non-finite input samples seen (the VAD analyses them as silence).
+    public var nonFiniteSampleCount: Int { vad.nonFiniteSampleCount }
+
+    /// Whether the participant is talking now.
+    public var isTalking: Bool { talk.isTalking }
+
+    /// Feeds `samples` (any count); calls `onDecision` for every 10 ms frame completed and
+    /// `onEvent` for every talking started/stopped event, in order.
+    public mutating func process(_ samples: UnsafeBufferPointer<Float>,
+                                 onDecision: (VADDecision) -> Void = { _ in },
+                                 onEvent: (TalkEvent) -> Void) {
+        samplesFed += Int64(samples.count)
+        if resampler != nil {
+            resampleIntoScratch(samples)
+            scratch.withUnsafeBufferPointer { feedVAD($0, onDecision: onDecision, onEvent: onEvent) }
+        } else {
+            feedVAD(samples, onDecision: onDecision, onEvent: onEvent)
+        }
+    }
+
+    /// Ends the stream at the time of the last sample fed: a talk still open is stopped.
+    public mutating func finish(onEvent: (TalkEvent) -> Void) {
+        if let e = talk.finish(at: Double(samplesFed) / Double(sampleRate)) { onEvent(e) }
+    }
+
+    private mutating func feedVAD(_ samples: UnsafeBufferPointer<Float>, onDecision: (VADDecision) -> Void,
+                                  onEvent: (TalkEvent) -> Void) {
+        var talk = self.talk
+        var decided = 0
+        vad.process(samples) { d in
+            decided += 1
+            onDecision(d)
+            if let e = talk.process(d) { onEvent(e) }
+        }
+        self.talk = talk
+        framesDecided += decided
+    }
+
+    private mutating func resampleIntoScratch(_ samples: UnsafeBufferPointer<Float>) {
+        fatalError("resampling lands with ParleyMedia's Resampler")
+    }
+}
+
+/// Why a ``ParticipantTalkTracker`` cannot be created.
+public enum TalkTrackerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The rate is not positive or cannot be converted.
+    case unsupportedSampleRate(Int)
+
+    public var description: String {
+        switch self {
+        case let .unsupportedSampleRate(r): "unsupported sample rate \(r) Hz"
+        }
+    }
+}
+
+/// Turns talking events into segments: `[started.segmentTime, stopped.segmentTime)`, shifted
+/// by `offset` seconds. The segment times are where talking starts and ends in the audio
+/// (``TalkEvent/segmentTime``), not when the live detector decided.
+///
+/// Threading: a value type.
+public struct TalkSegmentRecorder: Sendable {
+    /// Added to every time, in seconds.
+    public var offset: Double
+    /// The finished segments, in order.
+    public private(set) var segments: [TalkSegment] = []
+    private var openedAt: Double?
+
+    public init(offset: Double = 0) { self.offset = offset }
+
+    /// Records one event.
+    public mutating func record(_ e: TalkEvent) {
+        switch e.kind {
+        case .started:
+            openedAt = e.segmentTime
+        case .stopped:
+            if let start = openedAt {
+                segments.append(TalkSegment(start: offset + start, end: offset + max(start, e.segmentTime)))
+            }
+            openedAt = nil
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import Testing
+@testable import ParleyCall
+import ParleyVoice
+
+private let sampleMedia = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("SampleMedia")
+private let hasSampleMedia = FileManager.default.fileExists(atPath: sampleMedia.appendingPathComponent("speech/speech-48k.wav").path)
+
+/// Deterministic pseudo-random numbers (SplitMix64) for chunk sizes.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Interleaved samples held in memory, served in blocks like a file.
+private struct MemorySource: OfflineAudioSource {
+    let sampleRate: Int
+    let channels: Int
+    let samples: [Float]
+    var expectedFrames: Int64? { Int64(samples.count / channels) }
+    var position = 0
+
+    mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(OfflineReadError) -> Int {
+        let n = min(buffer.count, samples.count - position) / channels * channels
+        for i in 0..<n { buffer[i] = samples[position + i] }
+        position += n
+        return n / channels
+    }
+}
+
+/// A source that makes its samples as it goes (a long file without holding it in memory):
+/// `speech` repeated with `gap` seconds of low noise between the copies.
+private struct RepeatingSource: OfflineAudioSource {
+    let sampleRate: Int
+    let channels = 1
+    let speech: [Float]
+    let gapSamples: Int
+    let totalFrames: Int
+    var expectedFrames: Int64? { Int64(totalFrames) }
+    var position = 0
+
+    mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(OfflineReadError) -> Int {
+        let n = min(buffer.count, totalFrames - position)
+        let period = speech.count + gapSamples
+        for i in 0..<n {
+            let k = (position + i) % period
+            buffer[i] = k < speech.count ? speech[k] : Float(((position + i) * 7919) % 200 - 100) * 1e-5
+        }
+        position += n
+        return n
+    }
+}
+
+/// Every sample of a file, read through the same decoder the offline path uses.
+private func readAll(_ path: String) throws -> (samples: [Float], rate: Int, channels: Int) {
+    let source = try openOfflineAudioFile(path)
+    var out: [Float] = []
+    var block = [Float](repeating: 0, count: 8192 * source.channels)
+    while true {
+        let n = try block.withUnsafeMutableBufferPointer { try source.read(into: $0) }
+        if n == 0 { break }
+        out += block[0..<n * source.channels]
+    }
+    return (out, source.sampleRate, source.channels)
+}
+
+private func mediaFiles() throws -> [String] {
+    let conv = sampleMedia.appendingPathComponent("conversation")
+    let files = try FileManager.default.contentsOfDirectory(atPath: conv.path).filter { $0.hasSuffix(".wav") }.sorted()
+    return files.map { conv.appendingPathComponent($0).path }
+        + [sampleMedia.appendingPathComponent("speech/speech-48k.wav").path]
+}
+
+/// The live API fed in random-sized chunks gives the very segments and probabilities the
+/// offline path gives on the same file.
+@Test(.enabled(if: hasSampleMedia), arguments: [1, 2, 3])
+func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
+    for path in try mediaFiles() {
+        var offlineProbabilities: [Float] = []
+        let offline = try OfflineDetector().analyze(
+            OfflineDetectionRequest(path: path, participant: "p"),
+            onFrame: { _, index, p in
+                #expect(index == offlineProbabilities.count)
+                offlineProbabilities.append(p)
+            })
+        #expect(offline.isComplete)
+
+        let (samples, rate, _) = try readAll(path)
+        var rng = SplitMix(state: seed)
+        var tracker = try ParticipantTalkTracker(sampleRate: rate)
+        var recorder = TalkSegmentRecorder()
+        var liveProbabilities: [Float] = []
+        var position = 0
+        try samples.withUnsafeBufferPointer { all in
+            while position < all.count {
+                let n = min(Int.random(in: 0...3000, using: &rng), all.count - position)
+                tracker.process(UnsafeBufferPointer(rebasing: all[position..<position + n]),
+                                onDecision: { liveProbabilities.append($0.probability) },
+                                onEvent: { recorder.record($0) })
+                position += n
+            }
+            _ = try #require(position == all.count)
+        }
+        tracker.finish(onEvent: { recorder.record($0) })
+
+        #expect(!offline.tracks[0].segments.isEmpty, "\(path): no speech found")
+        #expect(recorder.segments == offline.tracks[0].segments, "\(path)")
+        #expect(liveProbabilities == offlineProbabilities, "\(path)")
+    }
+}
+
+/// The tracker is the plain live voice API: VoiceActivityDetector + TalkDetector fed 10 ms
+/// frames, the way a call pipeline feeds them, give the same events.
+@Test(.enabled(if: hasSampleMedia)) func trackerMatchesTheVoiceAPIFedTenMillisecondFrames() throws {
+    for path in try mediaFiles() {
+        let (samples, rate, _) = try readAll(path)
+        var vad = try VoiceActivityDetector(sampleRate: rate)
+        var talk = TalkDetector()
+        var direct: [TalkEvent] = []
+        let frame = rate / 100
+        samples.withUnsafeBufferPointer { all in
+            var i = 0
+            while i < all.count {
+                let n = min(frame, all.count - i)
+                vad.process(UnsafeBufferPointer(rebasing: all[i..<i + n])) { d in
+                    if let e = talk.process(d) { direct.append(e) }
+                }
+                i += n
+            }
+        }
+        if let e = talk.finish(at: Double(samples.count) / Double(rate)) { direct.append(e) }
+
+        var tracker = try ParticipantTalkTracker(sampleRate: rate)
+        var viaTracker: [TalkEvent] = []
+        samples.withUnsafeBufferPointer { tracker.process($0, onEvent: { viaTracker.append($0) }) }
+        tracker.finish(onEvent: { viaTracker.append($0) })
+        #expect(!direct.isEmpty)
+        #expect(viaTracker == direct, "\(path)")
+    }
+}
+
+@Test(.enabled(if: hasSampleMedia)) func theBlockSizeDoesNotChangeTheResult() throws {
+    let path = try mediaFiles()[0]
+    let request = OfflineDetectionRequest(path: path, participant: "p")
+    let a = try OfflineDetector(blockFrames: 4096).analyze(request)
+    let b = try OfflineDetector(blockFrames: 37).analyze(request)
+    #expect(a == b)
+}
+
+@Test(.enabled(if: hasSampleMedia)) func perChannelSplitsAndMixDownAveragesTheChannels() throws {
+    let (speech, rate, _) = try readAll(try mediaFiles()[0])
+    var stereo: [Float] = []
+    for s in speech { stereo.append(s); stereo.append(0) }
+    let detector = OfflineDetector()
+    var split = MemorySource(sampleRate: rate, channels: 2, samples: stereo)
+    let perChannel = try detector.analyze(&split, request: .init(path: "mem", participant: "call", channelMode: .perChannel),
+                                          onFrame: { _, _, _ in }, onProgress: { _, _ in })
+    #expect(perChannel.tracks.map(\.name) == ["call.ch1", "call.ch2"])
+    #expect(perChannel.tracks.map(\.channel) == [0, 1])
+    #expect(perChannel.tracks[1].segments.isEmpty)
+
+    var mono = MemorySource(sampleRate: rate, channels: 1, samples: speech)
+    let alone = try detector.analyze(&mono, request: .init(path: "mem", participant: "x"),
+                                     onFrame: { _, _, _ in }, onProgress: { _, _ in })
+    #expect(perChannel.tracks[0].segments == alone.tracks[0].segments)
+
+    // The mix-down of two identical channels is the channel itself.
+    var twice: [Float] = []
+    for s in speech { twice.append(s); twice.append(s) }
+    var both = MemorySource(sampleRate: rate, channels: 2, samples: twice)
+    let mixed = try detector.analyze(&both, request: .init(path: "mem", participant: "x"),
+                                     onFrame: { _, _, _ in }, onProgress: { _, _ in })
+    #expect(mixed.tracks.count == 1 && mixed.tracks[0].segments == alone.tracks[0].segments)
+}
+
+@Test(.enabled(if: hasSampleMedia)) func offsetsShiftEverySegment() throws {
+    let path = try mediaFiles()[0]
+    let plain = try OfflineDetector().analyze(.init(path: path, participant: "p"))
+    let shifted = try OfflineDetector().analyze(.init(path: path, participant: "p", offset: 7.25))
+    #expect(plain.tracks[0].segments.map { TalkSegment(start: $0.start + 7.25, end: $0.end + 7.25) }
+            == shifted.tracks[0].segments)
+}
+
+@Test(.enabled(if: hasSampleMedia)) func aLongStreamIsAnalysedBlockByBlock() throws {
+    let (speech, rate, _) = try readAll(try mediaFiles()[0])
+    let minutes = 10
+    var source = RepeatingSource(sampleRate: rate, speech: speech, gapSamples: 3 * rate, totalFrames: minutes * 60 * rate)
+    var progressCalls = 0
+    var frames = 0
+    let result = try OfflineDetector().analyze(&source, request: .init(path: "long", participant: "p"),
+                                               onFrame: { _, _, _ in frames += 1 },
+                                               onProgress: { read, expected in
+                                                   progressCalls += 1
+                                                   #expect(read <= expected!)
+                                               })
+    #expect(result.framesRead == Int64(minutes * 60 * rate))
+    #expect(frames == minutes * 60 * 100 && result.tracks[0].frameCount == frames)
+    #expect(progressCalls == (minutes * 60 * rate + 4095) / 4096)
+    let copies = minutes * 60 * rate / (speech.count + 3 * rate)
+    #expect(result.tracks[0].segments.count >= copies)
+    #expect(result.isComplete && result.issues.isEmpty)
+}
+
+@Test func badFilesGiveTypedErrors() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-offline-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let detector = OfflineDetector()
+    func kind(_ path: String) -> OfflineDetectionError.Kind? {
+        do {
+            _ = try detector.analyze(.init(path: path, participant: "p"))
+            return nil
+        } catch {
+            return error.kind
+        }
+    }
+    #expect(kind(dir.appendingPathComponent("missing.wav").path) == .notFound)
+    #expect(kind(dir.path) == .isDirectory)
+    let empty = dir.appendingPathComponent("empty.wav")
+    try Data().write(to: empty)
+    #expect(kind(empty.path) == .empty)
+    let text = dir.appendingPathComponent("text.wav")
+    try Data("not audio at all, just text\n".utf8).write(to: text)
+    #expect(kind(text.path) == .unsupportedFormat)
+}
+
+@Test(.enabled(if: hasSampleMedia)) func aTruncatedFileIsAnalysedAsFarAsItGoesAndSaysSo() throws {
+    let path = try mediaFiles()[0]
+    let full = try Data(contentsOf: URL(fileURLWithPath: path))
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-offline-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let cut = dir.appendingPathComponent("cut.wav")
+    try full.prefix(full.count / 3).write(to: cut)
+    let result = try OfflineDetector().analyze(.init(path: cut.path, participant: "p"))
+    #expect(!result.isComplete)
+    guard case let .truncated(read, expected, _)? = result.issues.first else {
+        Issue.record("no truncation reported: \(result.issues)")
+        return
+    }
+    let whole = try OfflineDetector().analyze(.init(path: path, participant: "p"))
+    #expect(abs(expected - whole.duration) < 0.01)
+    #expect(abs(read - whole.duration / 3) < 0.05)
+}
