@@ -81,10 +81,13 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
         }
         let predicted = rows.filter { $0.participant == name }.map { ($0.start, $0.end) }
         let (recall, precision) = agreement(predicted: predicted, truth: segs, duration: duration)
-        // The hang-over extends every talk by a few hundred ms past the last word, so precision
-        // against word-level truth is lower than recall.
-        #expect(recall >= 0.8, "\(name): recall \(recall)")
-        #expect(precision >= 0.6, "\(name): precision \(precision)")
+        // Wiring, not detector quality (ParleyVoice's tests own that): every turn is found for
+        // the right participant at the right time, and little is found where they were silent.
+        for t in segs {
+            #expect(predicted.contains { $0.0 < t.1 && $0.1 > t.0 }, "\(name): turn \(t) not found")
+        }
+        #expect(recall >= 0.5, "\(name): recall \(recall)")
+        #expect(precision >= 0.7, "\(name): precision \(precision)")
     }
 
     let summary = try parley(["detect", "--meeting", "--name", "standup"] + files.map(\.path))
