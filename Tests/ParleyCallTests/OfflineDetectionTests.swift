@@ -82,6 +82,7 @@ private func mediaFiles() throws -> [String] {
 /// offline path gives on the same file.
 @Test(.enabled(if: hasSampleMedia), arguments: [1, 2, 3])
 func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
+    var segmentsCompared = 0
     for path in try mediaFiles() {
         var offlineProbabilities: [Float] = []
         let offline = try OfflineDetector().analyze(
@@ -110,15 +111,17 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
         }
         tracker.finish(onEvent: { recorder.record($0) })
 
-        #expect(!offline.tracks[0].segments.isEmpty, "\(path): no speech found")
+        segmentsCompared += offline.tracks[0].segments.count
         #expect(recorder.segments == offline.tracks[0].segments, "\(path)")
-        #expect(liveProbabilities == offlineProbabilities, "\(path)")
+        #expect(!liveProbabilities.isEmpty && liveProbabilities == offlineProbabilities, "\(path)")
     }
+    #expect(segmentsCompared >= 3)
 }
 
 /// The tracker is the plain live voice API: VoiceActivityDetector + TalkDetector fed 10 ms
 /// frames, the way a call pipeline feeds them, give the same events.
 @Test(.enabled(if: hasSampleMedia)) func trackerMatchesTheVoiceAPIFedTenMillisecondFrames() throws {
+    var eventsCompared = 0
     for path in try mediaFiles() {
         let (samples, rate, _) = try readAll(path)
         var vad = try VoiceActivityDetector(sampleRate: rate)
@@ -141,9 +144,10 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
         var viaTracker: [TalkEvent] = []
         samples.withUnsafeBufferPointer { tracker.process($0, onEvent: { viaTracker.append($0) }) }
         tracker.finish(onEvent: { viaTracker.append($0) })
-        #expect(!direct.isEmpty)
+        eventsCompared += direct.count
         #expect(viaTracker == direct, "\(path)")
     }
+    #expect(eventsCompared >= 6)
 }
 
 @Test(.enabled(if: hasSampleMedia)) func theBlockSizeDoesNotChangeTheResult() throws {
