@@ -7,8 +7,8 @@ private let sampleMedia = URL(fileURLWithPath: #filePath).deletingLastPathCompon
     .deletingLastPathComponent().appendingPathComponent("SampleMedia")
 private let hasSampleMedia = FileManager.default.fileExists(atPath: sampleMedia.appendingPathComponent("speech/speech-48k.wav").path)
 
-/// Deterministic pseudo-random numbers (SplitMix64) for chunk sizes.
-private struct SplitMix: RandomNumberGenerator {
+/// Deterministic pseudo-random numbers (ChunkSizeRandom64) for chunk sizes.
+private struct ChunkSizeRandom: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
@@ -94,7 +94,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
         #expect(offline.isComplete)
 
         let (samples, rate, _) = try readAll(path)
-        var rng = SplitMix(state: seed)
+        var rng = ChunkSizeRandom(state: seed)
         var tracker = try ParticipantTalkTracker(sampleRate: rate)
         var recorder = TalkSegmentRecorder()
         var liveProbabilities: [Float] = []
