@@ -85,44 +85,9 @@ func correlation(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
     return cov / ((saa - sa * sa / n).squareRoot() * (sbb - sb * sb / n).squareRoot())
 }
 
-/// A voiced, speech-like synthetic signal: a glottal pulse train with gliding pitch through
-/// three formant resonators, in syllable-rate bursts. Used only while SampleMedia is absent.
-func syntheticSpeech(rate: Int, seconds: Double = 3) -> [Float] {
-    let n = Int(Double(rate) * seconds)
-    var out = [Float](repeating: 0, count: n)
-    var rng = SplitMix64(state: 7)
-    var phase = 0.0
-    let formants: [(Double, Double)] = [(700, 80), (1200, 90), (2600, 120)]
-    var states = [(Double, Double)](repeating: (0, 0), count: 3)
-    for i in 0..<n {
-        let t = Double(i) / Double(rate)
-        let f0 = 120 + 30 * sin(2 * .pi * 0.7 * t)
-        phase += f0 / Double(rate)
-        var excitation = 0.0
-        if phase >= 1 { phase -= 1; excitation = 1 }
-        excitation += 0.02 * (Double(rng.next() % 2001) / 1000 - 1)
-        var y = 0.0
-        for (k, (f, bw)) in formants.enumerated() where f < Double(rate) / 2 {
-            let r = exp(-.pi * bw / Double(rate))
-            let a1 = 2 * r * cos(2 * .pi * f / Double(rate)), a2 = -r * r
-            let v = excitation + a1 * states[k].0 + a2 * states[k].1
-            states[k] = (v, states[k].0)
-            y += v * (1 - r)
-        }
-        let envelope = max(0, sin(2 * .pi * 2 * t))
-        out[i] = Float(0.3 * y * envelope)
-    }
-    return out
-}
-
-/// Whether the sample speech recordings are present (they land with the media helper).
-let haveSampleSpeech = FileManager.default.fileExists(
-    atPath: sampleMedia.appendingPathComponent("speech/speech-48k.wav").path)
-
 /// Real recorded speech at `rate` Hz as floats in [-1, 1]: SampleMedia's 48 kHz or 16 kHz
 /// recording, decimated when the rate is lower (48 -> 24, 12; 16 -> 8).
 func speech(atRate rate: Int) throws -> [Float] {
-    guard haveSampleSpeech else { return syntheticSpeech(rate: rate) }
     let source = (rate == 16_000 || rate == 8_000) ? "speech-16k.wav" : "speech-48k.wav"
     let wav = try readWAVInt16(sampleMedia.appendingPathComponent("speech").appendingPathComponent(source))
     let x = wav.samples.map { Float($0) / 32768 }
@@ -158,11 +123,8 @@ func readY4M(_ url: URL, maxFrames: Int = .max) throws -> [VideoFrame] {
     return frames
 }
 
-/// Whether the sample video is present (it lands with the media helper).
-let haveSampleVideo = FileManager.default.fileExists(atPath: sampleMedia.appendingPathComponent("video/sample.y4m").path)
-
-/// A synthetic 320x240 clip used only while SampleMedia is absent: gradients, a textured
-/// background and a square moving across it.
+/// A synthetic 320x240 clip longer than the sample's 15 frames (for rate-control and keyframe
+/// tests): gradients, a textured background and a square moving across it.
 func syntheticVideo(frames: Int = 60) -> [VideoFrame] {
     var rng = SplitMix64(state: 3)
     let texture = (0..<(320 * 240)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 24) }
@@ -188,9 +150,9 @@ func syntheticVideo(frames: Int = 60) -> [VideoFrame] {
     }
 }
 
-/// The sample clip (SampleMedia/video/sample.y4m), or the synthetic one while it is absent.
+/// The sample clip, SampleMedia/video/sample.y4m.
 func sampleVideo() throws -> [VideoFrame] {
-    haveSampleVideo ? try readY4M(sampleMedia.appendingPathComponent("video/sample.y4m")) : syntheticVideo()
+    try readY4M(sampleMedia.appendingPathComponent("video/sample.y4m"))
 }
 
 /// Luma PSNR in dB between two pictures of the same size.
