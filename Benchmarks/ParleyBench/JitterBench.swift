@@ -60,6 +60,7 @@ func jitterBenchConfiguration() -> JitterBufferConfiguration {
     if let f = env["PARLEY_JB_STRETCH"].flatMap(Double.init) { c.stretchThresholdMs = f }
     if let f = env["PARLEY_JB_LOSS_ODDS"].flatMap(Double.init) { c.lossWaitOdds = f }
     if let f = env["PARLEY_JB_STARTUP_WAIT"].flatMap(Double.init) { c.startupWaitMs = f }
+    if let f = env["PARLEY_JB_WAIT_MARGIN"].flatMap(Double.init) { c.waitMarginFactor = f }
     if let w = env["PARLEY_JB_WAIT_REORDERED"] { c.waitForReordered = w == "1" }
     return c
 }
@@ -67,6 +68,21 @@ func jitterBenchConfiguration() -> JitterBufferConfiguration {
 struct JitterScore {
     var lateLossPercent: Double
     var excessDelayMs: Double
+    /// Mean of (playout - skew * send) above the fastest packet's (arrival - skew * send), ms.
+    var meanDelayMs: Double
+}
+
+/// Mean playout delay above the fastest packet of the trace (clock skew removed), ms.
+func meanDelayAboveFastest(_ trace: [TraceRow], playout: [Double?]) -> Double {
+    let skew = FixedDelayOracle.clockSkew(trace)
+    let fastest = FixedDelayOracle.delays(trace, skew: skew).first ?? 0
+    var sum = 0.0, n = 0
+    for (i, p) in playout.enumerated() {
+        guard let p else { continue }
+        sum += p - skew * trace[i].sendMs - fastest
+        n += 1
+    }
+    return n == 0 ? .nan : sum / Double(n)
 }
 
 /// Replays `trace` through speexdsp's jitter buffer; returns each row's playout time.
@@ -163,12 +179,14 @@ final class JitterComparison {
                 let pRate = result.lateLossRate
                 parley[name, default: []].append(JitterScore(
                     lateLossPercent: 100 * pRate,
-                    excessDelayMs: FixedDelayOracle.excessDelay(trace, playoutMs: result.playoutMs, lateRate: pRate)))
+                    excessDelayMs: FixedDelayOracle.excessDelay(trace, playoutMs: result.playoutMs, lateRate: pRate),
+                    meanDelayMs: meanDelayAboveFastest(trace, playout: result.playoutMs)))
                 let sPlayout = speexReplay(trace, payload: payloads[0])
                 let sRate = lateLossRate(trace, playout: sPlayout)
                 speex[name, default: []].append(JitterScore(
                     lateLossPercent: 100 * sRate,
-                    excessDelayMs: FixedDelayOracle.excessDelay(trace, playoutMs: sPlayout, lateRate: sRate)))
+                    excessDelayMs: FixedDelayOracle.excessDelay(trace, playoutMs: sPlayout, lateRate: sRate),
+                    meanDelayMs: meanDelayAboveFastest(trace, playout: sPlayout)))
             }
         }
         FileHandle.standardError.write(Data(summaryTable().utf8))
@@ -182,17 +200,23 @@ final class JitterComparison {
 
     func summaryTable() -> String {
         var out = "\njitter comparison (median over \(jitterBenchSeeds.count) seeds, \(Int(jitterBenchSeconds)) s traces)\n"
-        out += "scenario                     parley-late%  speex-late%  parley-excess-ms  speex-excess-ms  pass\n"
+        out += "scenario                     parley-late%  speex-late%  parley-excess-ms  speex-excess-ms  parley-mean-ms  speex-mean-ms  pass  seeds-passing\n"
         var passes = 0
         for name in jitterBenchScenarios {
             let pl = median(parley[name, default: []].map(\.lateLossPercent))
             let sl = median(speex[name, default: []].map(\.lateLossPercent))
             let pe = median(parley[name, default: []].map(\.excessDelayMs))
             let se = median(speex[name, default: []].map(\.excessDelayMs))
+            let pm = median(parley[name, default: []].map(\.meanDelayMs))
+            let sm = median(speex[name, default: []].map(\.meanDelayMs))
             let ok = pl <= sl + 1e-9 && pe <= se / 2
             if ok { passes += 1 }
+            var seedPasses = 0
+            for (p, q) in zip(parley[name, default: []], speex[name, default: []])
+            where p.lateLossPercent <= q.lateLossPercent + 1e-9 && p.excessDelayMs <= q.excessDelayMs / 2 { seedPasses += 1 }
             out += name.padding(toLength: 28, withPad: " ", startingAt: 0)
-                + String(format: " %11.2f  %11.2f  %16.1f  %15.1f  %@\n", pl, sl, pe, se, ok ? "yes" : "NO")
+                + String(format: " %11.2f  %11.2f  %16.1f  %15.1f  %14.1f  %13.1f  %@   %d/%d\n", pl, sl, pe, se, pm, sm,
+                         ok ? "yes" : "NO ", seedPasses, jitterBenchSeeds.count)
         }
         out += "passing scenarios: \(passes)/\(jitterBenchScenarios.count)\n\n"
         return out
@@ -218,6 +242,9 @@ func jitterBenchmarks() -> [Benchmark] {
         rows.append(metric("speex", "excess-delay-ms", unit: .ms, baseline: nil, { $0.speex }, \.excessDelayMs))
         rows.append(metric("parley", "excess-delay-ms", unit: .ms, baseline: "jitter/\(short)/speex-excess-delay-ms",
                            { $0.parley }, \.excessDelayMs))
+        rows.append(metric("speex", "mean-delay-ms", unit: .ms, baseline: nil, { $0.speex }, \.meanDelayMs))
+        rows.append(metric("parley", "mean-delay-ms", unit: .ms, baseline: "jitter/\(short)/speex-mean-delay-ms",
+                           { $0.parley }, \.meanDelayMs))
     }
     rows.append(contentsOf: jitterTimingBenchmarks())
     return rows

@@ -350,7 +350,7 @@ public struct AudioJitterBuffer: Sendable {
         // 1 - odds*L/(1-L), capped by `waitQuantile` (no loss: wait long).
         let loss = expectedEW > 0 ? min(0.5, max(0, 1 - receivedEW / expectedEW)) : 0
         let q = min(c.waitQuantile, max(c.quantile, 1 - c.lossWaitOdds * loss / (1 - loss)))
-        var w = estimator.count > 0 ? estimator.quantile(q) : c.initialDelayMs
+        var w = estimator.count > 0 ? estimator.quantile(q) * c.waitMarginFactor : c.initialDelayMs
         if estimator.count < 100 { w = max(w, c.startupWaitMs) }
         waitMs = min(max(w, targetMs), c.maximumDelayMs)
     }

@@ -25,6 +25,9 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
     /// Higher quantile bounding how long the buffer waits (concealing) for a missing packet
     /// when nothing later has arrived either.
     public var waitQuantile: Double = 0.9999
+    /// The wait quantile is multiplied by this: a high quantile estimated from a few thousand
+    /// packets is mostly the largest delay seen so far, and the next record is likely larger.
+    public var waitMarginFactor: Double = 1.3
     /// Odds (arrives later : lost) below which waiting for a missing packet stops; with the
     /// measured loss rate this lowers the wait below `waitQuantile` on lossy paths.
     public var lossWaitOdds: Double = 0.05
