@@ -7,10 +7,10 @@ import Testing
 // End-to-end tests of `parley detect`: they run the built executable on SampleMedia and on
 // fixtures written into a temporary directory, and parse its outputs back.
 
-private func speech16k() -> URL { sampleMedia.appendingPathComponent("speech/speech-16k.wav") }
+private func speech16k() -> URL { detectSampleMedia.appendingPathComponent("speech/speech-16k.wav") }
 
 @Test func helpDocumentsTheWholeContract() throws {
-    let r = try parley(["detect", "--help"])
+    let r = try runDetectCLI(["detect", "--help"])
     #expect(r.status == 0)
     for word in ["--format", "summary", "json", "csv", "rttm", "audacity", "frames", "--output", "--meeting",
                  "--name", "--per-channel", "--timeline", "--jobs", "file,participant,start_s,end_s",
@@ -29,7 +29,7 @@ private func speech16k() -> URL { sampleMedia.appendingPathComponent("speech/spe
     ["detect", "--meeting=yes", "a.wav"],
 ])
 func usageErrorsExitWithStatus2(args: [String]) throws {
-    let r = try parley(args)
+    let r = try runDetectCLI(args)
     #expect(r.status == 2)
     #expect(r.stderr.contains("parley detect:"))
     #expect(r.stdout.isEmpty)
@@ -54,18 +54,18 @@ private func agreement(predicted: [(Double, Double)], truth: [(Double, Double)],
     return (Double(tp) / Double(max(1, tp + fn)), Double(tp) / Double(max(1, tp + fp)))
 }
 
-@Test(.enabled(if: hasSampleMedia))
+@Test(.enabled(if: detectHasSampleMedia))
 func meetingOnTheSampleConversationMatchesItsTruth() throws {
-    let files = try conversationFiles()
+    let files = try detectConversationFiles()
     #expect(files.count >= 2)
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let csvPath = dir.appendingPathComponent("segments.csv").path
-    let r = try parley(["detect", "--meeting", "--format", "csv", "--output", csvPath] + files.map(\.path))
+    let r = try runDetectCLI(["detect", "--meeting", "--format", "csv", "--output", csvPath] + files.map(\.path))
     #expect(r.status == 0, "\(r.stderr)")
-    let rows = try #require(parseSegmentsCSV(try String(contentsOfFile: csvPath, encoding: .utf8)))
+    let rows = try #require(detectParseSegmentsCSV(try String(contentsOfFile: csvPath, encoding: .utf8)))
     #expect(rows.allSatisfy { $0.file == "meeting" })
 
-    let truthText = try String(contentsOf: sampleMedia.appendingPathComponent("conversation-truth.csv"), encoding: .utf8)
+    let truthText = try String(contentsOf: detectSampleMedia.appendingPathComponent("conversation-truth.csv"), encoding: .utf8)
     var truth: [String: [(Double, Double)]] = [:]
     for line in truthText.split(separator: "\n").dropFirst() {
         let f = line.split(separator: ",")
@@ -94,19 +94,19 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     }
     #expect(hitTotal / truthTotal >= 0.3, "overall recall \(hitTotal / truthTotal)")
 
-    let summary = try parley(["detect", "--meeting", "--name", "standup"] + files.map(\.path))
+    let summary = try runDetectCLI(["detect", "--meeting", "--name", "standup"] + files.map(\.path))
     #expect(summary.status == 0)
     #expect(summary.stdout.hasPrefix("standup: \(files.count) participants"))
     for name in truth.keys { #expect(summary.stdout.contains(name)) }
     #expect(summary.stdout.contains("overlap (2+ talking)"))
 }
 
-@Test(.enabled(if: hasSampleMedia)) func csvAndRttmParseBackToTheSameSegments() throws {
-    let files = try conversationFiles().map(\.path)
-    let csv = try parley(["detect", "--meeting", "--name", "m1", "--format", "csv"] + files)
-    let rttm = try parley(["detect", "--meeting", "--name", "m1", "--format", "rttm"] + files)
+@Test(.enabled(if: detectHasSampleMedia)) func csvAndRttmParseBackToTheSameSegments() throws {
+    let files = try detectConversationFiles().map(\.path)
+    let csv = try runDetectCLI(["detect", "--meeting", "--name", "m1", "--format", "csv"] + files)
+    let rttm = try runDetectCLI(["detect", "--meeting", "--name", "m1", "--format", "rttm"] + files)
     #expect(csv.status == 0 && rttm.status == 0)
-    let rows = try #require(parseSegmentsCSV(csv.stdout))
+    let rows = try #require(detectParseSegmentsCSV(csv.stdout))
     #expect(!rows.isEmpty)
     var fromRTTM: [(String, String, Double, Double)] = []
     for line in rttm.stdout.split(separator: "\n") {
@@ -131,14 +131,14 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     }
 }
 
-@Test(.enabled(if: hasSampleMedia)) func jsonCarriesTheVersionTheStatisticsAndEverySegment() throws {
-    let files = try conversationFiles().map(\.path)
-    let json = try parley(["detect", "--meeting", "--format", "json"] + files)
-    let csv = try parley(["detect", "--meeting", "--format", "csv"] + files)
+@Test(.enabled(if: detectHasSampleMedia)) func jsonCarriesTheVersionTheStatisticsAndEverySegment() throws {
+    let files = try detectConversationFiles().map(\.path)
+    let json = try runDetectCLI(["detect", "--meeting", "--format", "json"] + files)
+    let csv = try runDetectCLI(["detect", "--meeting", "--format", "csv"] + files)
     #expect(json.status == 0)
     let root = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
     #expect(root["schema"] as? String == "parley.detect/1")
-    let version = try parley(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    let version = try runDetectCLI(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     #expect("parley " + (root["parley_version"] as? String ?? "?") == version)
     let recordings = try #require(root["recordings"] as? [[String: Any]])
     #expect(recordings.count == 1)
@@ -158,18 +158,18 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
         for key in ["interruptions", "interrupted"] { #expect(p[key] is Int, "\(key)") }
     }
     #expect(abs(shareSum - 1) < 0.01)
-    #expect(segmentCount == parseSegmentsCSV(csv.stdout)?.count)
+    #expect(segmentCount == detectParseSegmentsCSV(csv.stdout)?.count)
     let fileEntries = try #require(recordings[0]["files"] as? [[String: Any]])
     #expect(fileEntries.allSatisfy { $0["status"] as? String == "ok" && $0["sample_rate"] as? Int == 16000 })
 }
 
-@Test(.enabled(if: hasSampleMedia)) func audacityWritesOneLabelTrackPerParticipant() throws {
-    let files = try conversationFiles()
-    let dir = try temporaryDirectory()
+@Test(.enabled(if: detectHasSampleMedia)) func audacityWritesOneLabelTrackPerParticipant() throws {
+    let files = try detectConversationFiles()
+    let dir = try detectTemporaryDirectory()
     let out = dir.appendingPathComponent("labels.txt").path
-    let r = try parley(["detect", "--meeting", "--format", "audacity", "--output", out] + files.map(\.path))
+    let r = try runDetectCLI(["detect", "--meeting", "--format", "audacity", "--output", out] + files.map(\.path))
     #expect(r.status == 0)
-    let csv = try #require(parseSegmentsCSV(try parley(["detect", "--meeting", "--format", "csv"] + files.map(\.path)).stdout))
+    let csv = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--meeting", "--format", "csv"] + files.map(\.path)).stdout))
     for f in files {
         let name = f.deletingPathExtension().lastPathComponent
         let text = try String(contentsOfFile: dir.appendingPathComponent("labels-\(name).txt").path, encoding: .utf8)
@@ -183,9 +183,9 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     }
 }
 
-@Test(.enabled(if: hasSampleMedia)) func framesHaveOneRowPer10msFrameWithRawProbabilities() throws {
-    let (samples, rate) = try readPCM16(speech16k())
-    let r = try parley(["detect", "--format", "frames", speech16k().path, speech16k().path + "@1.005"])
+@Test(.enabled(if: detectHasSampleMedia)) func framesHaveOneRowPer10msFrameWithRawProbabilities() throws {
+    let (samples, rate) = try detectReadPCM16(speech16k())
+    let r = try runDetectCLI(["detect", "--format", "frames", speech16k().path, speech16k().path + "@1.005"])
     #expect(r.status == 0, "\(r.stderr)")
     let lines = r.stdout.split(separator: "\n")
     #expect(lines.first == "file,time_s,prob")
@@ -202,11 +202,11 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     #expect(rows[expectedFrames][2] == rows[0][2])
 }
 
-@Test(.enabled(if: hasSampleMedia)) func timelineIsAnSVGWithOneLanePerParticipantAndATimeAxis() throws {
-    let files = try conversationFiles()
-    let dir = try temporaryDirectory()
+@Test(.enabled(if: detectHasSampleMedia)) func timelineIsAnSVGWithOneLanePerParticipantAndATimeAxis() throws {
+    let files = try detectConversationFiles()
+    let dir = try detectTemporaryDirectory()
     let svgPath = dir.appendingPathComponent("t.svg").path
-    let r = try parley(["detect", "--meeting", "--timeline", svgPath] + files.map(\.path))
+    let r = try runDetectCLI(["detect", "--meeting", "--timeline", svgPath] + files.map(\.path))
     #expect(r.status == 0)
     let svg = try String(contentsOfFile: svgPath, encoding: .utf8)
     #expect(svg.hasPrefix("<?xml") && svg.contains("<svg") && svg.hasSuffix("</svg>\n"))
@@ -217,9 +217,9 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     _ = try XMLDocument(data: Data(svg.utf8))
 }
 
-@Test(.enabled(if: hasSampleMedia)) func offsetsShiftAFilesSegmentsOnTheMeetingTimeline() throws {
-    let plain = try #require(parseSegmentsCSV(try parley(["detect", "--format", "csv", speech16k().path]).stdout))
-    let shifted = try #require(parseSegmentsCSV(try parley(["detect", "--format", "csv", "--meeting",
+@Test(.enabled(if: detectHasSampleMedia)) func offsetsShiftAFilesSegmentsOnTheMeetingTimeline() throws {
+    let plain = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", speech16k().path]).stdout))
+    let shifted = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", "--meeting",
                                                              speech16k().path + "@12.5"]).stdout))
     #expect(!plain.isEmpty && plain.count == shifted.count)
     for (a, b) in zip(plain, shifted) {
@@ -228,26 +228,26 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     }
 }
 
-@Test(.enabled(if: hasSampleMedia)) func perChannelMakesEachChannelAParticipant() throws {
-    let (samples, rate) = try readPCM16(speech16k())
+@Test(.enabled(if: detectHasSampleMedia)) func perChannelMakesEachChannelAParticipant() throws {
+    let (samples, rate) = try detectReadPCM16(speech16k())
     var stereo: [Float] = []
     for s in samples { stereo.append(s); stereo.append(0) }   // speech left, silence right
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let path = dir.appendingPathComponent("call.wav")
-    try wavBytes(stereo, sampleRate: rate, channels: 2).write(to: path)
-    let r = try parley(["detect", "--per-channel", "--format", "csv", path.path])
+    try detectWAVBytes(stereo, sampleRate: rate, channels: 2).write(to: path)
+    let r = try runDetectCLI(["detect", "--per-channel", "--format", "csv", path.path])
     #expect(r.status == 0)
-    let rows = try #require(parseSegmentsCSV(r.stdout))
+    let rows = try #require(detectParseSegmentsCSV(r.stdout))
     #expect(!rows.isEmpty && rows.allSatisfy { $0.file == "call" && $0.participant == "call.ch1" })
-    let mono = try #require(parseSegmentsCSV(try parley(["detect", "--format", "csv", speech16k().path]).stdout))
+    let mono = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", speech16k().path]).stdout))
     #expect(rows.map(\.start) == mono.map(\.start) && rows.map(\.end) == mono.map(\.end))
-    let summary = try parley(["detect", "--per-channel", path.path])
+    let summary = try runDetectCLI(["detect", "--per-channel", path.path])
     #expect(summary.stdout.contains("call.ch1") && summary.stdout.contains("call.ch2"))
 }
 
 @Test(.disabled("until ParleyMedia's Resampler lands"))
 func otherSampleRatesAreResampledAndFindTheSameTalk() throws {
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let out = dir.appendingPathComponent("speech-44k.wav").path
     let sox = Process()
     sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
@@ -255,17 +255,17 @@ func otherSampleRatesAreResampledAndFindTheSameTalk() throws {
     try sox.run()
     sox.waitUntilExit()
     #expect(sox.terminationStatus == 0)
-    let a = try #require(parseSegmentsCSV(try parley(["detect", "--format", "csv", speech16k().path]).stdout))
-    let b = try #require(parseSegmentsCSV(try parley(["detect", "--format", "csv", out]).stdout))
+    let a = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", speech16k().path]).stdout))
+    let b = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", out]).stdout))
     #expect(!a.isEmpty && a.count == b.count)
     for (x, y) in zip(a, b) { #expect(abs(x.start - y.start) <= 0.05 && abs(x.end - y.end) <= 0.05) }
 }
 
-@Test(.enabled(if: hasSampleMedia)) func outputIsTheSameWithOneJobOrMany() throws {
-    let files = try conversationFiles().map(\.path) + [speech16k().path]
+@Test(.enabled(if: detectHasSampleMedia)) func outputIsTheSameWithOneJobOrMany() throws {
+    let files = try detectConversationFiles().map(\.path) + [speech16k().path]
     for format in ["csv", "json", "frames"] {
-        let one = try parley(["detect", "--jobs", "1", "--format", format] + files)
-        let many = try parley(["detect", "--jobs", "4", "--format", format] + files)
+        let one = try runDetectCLI(["detect", "--jobs", "1", "--format", format] + files)
+        let many = try runDetectCLI(["detect", "--jobs", "4", "--format", format] + files)
         #expect(one.status == 0 && many.status == 0)
         #expect(one.stdout == many.stdout, "\(format) differs between --jobs 1 and --jobs 4")
     }
@@ -273,9 +273,9 @@ func otherSampleRatesAreResampledAndFindTheSameTalk() throws {
 
 /// Bad inputs, each next to a good file: a message naming the file, exit status 1, and the good
 /// file still analysed.
-@Test(.enabled(if: hasSampleMedia), arguments: ["missing", "directory", "empty", "text", "corrupt", "headerOnly"])
+@Test(.enabled(if: detectHasSampleMedia), arguments: ["missing", "directory", "empty", "text", "corrupt", "headerOnly"])
 func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     var bad = dir.appendingPathComponent("bad.wav")
     let expectedMessage: String
     switch kind {
@@ -296,87 +296,87 @@ func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
         try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }).write(to: bad)
         expectedMessage = "unsupported"
     default: // a valid header and no samples
-        try wavBytes([], sampleRate: 16000).write(to: bad)
+        try detectWAVBytes([], sampleRate: 16000).write(to: bad)
         expectedMessage = "no audio"
     }
-    let r = try parley(["detect", "--format", "csv", bad.path, speech16k().path])
+    let r = try runDetectCLI(["detect", "--format", "csv", bad.path, speech16k().path])
     #expect(r.status == 1)
     #expect(r.stderr.contains(bad.path), "\(r.stderr)")
     #expect(r.stderr.lowercased().contains(expectedMessage), "\(kind): \(r.stderr)")
-    let rows = try #require(parseSegmentsCSV(r.stdout))
+    let rows = try #require(detectParseSegmentsCSV(r.stdout))
     #expect(!rows.isEmpty && rows.allSatisfy { $0.file == "speech-16k" })
-    let summary = try parley(["detect", bad.path, speech16k().path])
+    let summary = try runDetectCLI(["detect", bad.path, speech16k().path])
     #expect(summary.status == 1 && summary.stdout.contains("FAILED"))
 }
 
-@Test(.enabled(if: hasSampleMedia)) func aTruncatedFileReportsHowMuchWasReadAndKeepsItsResults() throws {
+@Test(.enabled(if: detectHasSampleMedia)) func aTruncatedFileReportsHowMuchWasReadAndKeepsItsResults() throws {
     let full = try Data(contentsOf: speech16k())
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let cut = dir.appendingPathComponent("cut.wav")
     try full.prefix(full.count / 2).write(to: cut)
-    let r = try parley(["detect", "--format", "json", cut.path])
+    let r = try runDetectCLI(["detect", "--format", "json", cut.path])
     #expect(r.status == 1)
     #expect(r.stderr.contains("truncated: read"), "\(r.stderr)")
     let root = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
     let rec = try #require((root["recordings"] as? [[String: Any]])?.first)
     let file = try #require((rec["files"] as? [[String: Any]])?.first)
     #expect(file["status"] as? String == "partial")
-    let (samples, rate) = try readPCM16(speech16k())
+    let (samples, rate) = try detectReadPCM16(speech16k())
     let read = try #require(file["duration_s"] as? Double)
     #expect(abs(read - Double(samples.count) / Double(rate) / 2) < 0.05)
 }
 
-@Test(.enabled(if: hasSampleMedia)) func nanSamplesAreReportedAndAnalysedAsSilence() throws {
-    let (samples, rate) = try readPCM16(speech16k())
+@Test(.enabled(if: detectHasSampleMedia)) func nanSamplesAreReportedAndAnalysedAsSilence() throws {
+    let (samples, rate) = try detectReadPCM16(speech16k())
     var poisoned = samples
     for i in stride(from: rate, to: rate + 100, by: 1) { poisoned[i] = .nan }
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let path = dir.appendingPathComponent("nan.wav")
-    try wavBytes(poisoned, sampleRate: rate, float: true).write(to: path)
-    let r = try parley(["detect", "--format", "csv", path.path])
+    try detectWAVBytes(poisoned, sampleRate: rate, float: true).write(to: path)
+    let r = try runDetectCLI(["detect", "--format", "csv", path.path])
     #expect(r.status == 1)
     #expect(r.stderr.contains("100 NaN or infinite samples"), "\(r.stderr)")
-    #expect(try #require(parseSegmentsCSV(r.stdout)).count > 0)
+    #expect(try #require(detectParseSegmentsCSV(r.stdout)).count > 0)
 }
 
 @Test func silenceOnlyIsReportedButIsNotAnError() throws {
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let path = dir.appendingPathComponent("quiet.wav")
-    try wavBytes([Float](repeating: 0, count: 16000 * 3), sampleRate: 16000).write(to: path)
-    let r = try parley(["detect", path.path])
+    try detectWAVBytes([Float](repeating: 0, count: 16000 * 3), sampleRate: 16000).write(to: path)
+    let r = try runDetectCLI(["detect", path.path])
     #expect(r.status == 0)
     #expect(r.stdout.contains("quiet: 1 participant, 0:03.0"))
     #expect(r.stdout.contains("no speech detected"))
-    let csv = try parley(["detect", "--format", "csv", path.path])
+    let csv = try runDetectCLI(["detect", "--format", "csv", path.path])
     #expect(csv.stdout == "file,participant,start_s,end_s\n")
 }
 
 /// Peak memory (kB) of `parley ARGS`, measured by /usr/bin/time.
 private func peakRSS(_ args: [String]) throws -> Int {
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let report = dir.appendingPathComponent("rss").path
-    let r = try parley(args, wrappedBy: ["/usr/bin/time", "-f", "%M", "-o", report])
+    let r = try runDetectCLI(args, wrappedBy: ["/usr/bin/time", "-f", "%M", "-o", report])
     #expect(r.status == 0, "\(r.stderr)")
     return Int(try String(contentsOfFile: report, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
 }
 
-@Test(.enabled(if: hasSampleMedia)) func memoryStaysFlatOnALongFile() throws {
+@Test(.enabled(if: detectHasSampleMedia)) func memoryStaysFlatOnALongFile() throws {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
         Issue.record("/usr/bin/time is missing (scripts/setup.sh installs it)")
         return
     }
-    let (samples, rate) = try readPCM16(speech16k())
+    let (samples, rate) = try detectReadPCM16(speech16k())
     // A short file and one 24 times longer (about 3 minutes), speech and silence alternating.
     var unit = samples
     unit += [Float](repeating: 0, count: rate * 2)
-    let dir = try temporaryDirectory()
+    let dir = try detectTemporaryDirectory()
     let short = dir.appendingPathComponent("short.wav"), long = dir.appendingPathComponent("long.wav")
-    try wavBytes(unit, sampleRate: rate).write(to: short)
-    try wavBytes(Array([[Float]](repeating: unit, count: 24).joined()), sampleRate: rate).write(to: long)
+    try detectWAVBytes(unit, sampleRate: rate).write(to: short)
+    try detectWAVBytes(Array([[Float]](repeating: unit, count: 24).joined()), sampleRate: rate).write(to: long)
     let shortRSS = try peakRSS(["detect", "--format", "json", short.path])
     let longRSS = try peakRSS(["detect", "--format", "json", long.path])
     // The long file's samples alone would take ~\(24 * unit.count * 4 / 1024) kB as floats.
     #expect(shortRSS > 0 && longRSS - shortRSS < 4 * 1024, "short \(shortRSS) kB, long \(longRSS) kB")
-    let csv = try #require(parseSegmentsCSV(try parley(["detect", "--format", "csv", long.path]).stdout))
+    let csv = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", long.path]).stdout))
     #expect(csv.count >= 24)
 }

@@ -2,15 +2,15 @@ import Foundation
 import Testing
 
 /// The package root, found from this file.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let detectPackageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
-let sampleMedia = packageRoot.appendingPathComponent("SampleMedia")
+let detectSampleMedia = detectPackageRoot.appendingPathComponent("SampleMedia")
 /// Whether SampleMedia's speech and conversation files are present.
-let hasSampleMedia = FileManager.default.fileExists(atPath: sampleMedia.appendingPathComponent("speech/speech-16k.wav").path)
-    && FileManager.default.fileExists(atPath: sampleMedia.appendingPathComponent("conversation-truth.csv").path)
+let detectHasSampleMedia = FileManager.default.fileExists(atPath: detectSampleMedia.appendingPathComponent("speech/speech-16k.wav").path)
+    && FileManager.default.fileExists(atPath: detectSampleMedia.appendingPathComponent("conversation-truth.csv").path)
 
 /// The `parley` executable built next to the test binary.
-let parleyExecutable: URL = {
+let detectParleyExecutable: URL = {
     let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     var dir = exe.deletingLastPathComponent()
     // The test binary is `.../debug/ParleyPackageTests.xctest` (a file or a bundle directory).
@@ -21,38 +21,38 @@ let parleyExecutable: URL = {
     return dir.appendingPathComponent("parley")
 }()
 
-struct RunResult {
+struct DetectRunResult {
     var status: Int32
     var stdout: String
     var stderr: String
 }
 
 /// Runs `parley ARGS` and collects its output and exit status.
-func parley(_ args: [String], wrappedBy wrapper: [String] = []) throws -> RunResult {
+func runDetectCLI(_ args: [String], wrappedBy wrapper: [String] = []) throws -> DetectRunResult {
     let p = Process()
     if wrapper.isEmpty {
-        p.executableURL = parleyExecutable
+        p.executableURL = detectParleyExecutable
         p.arguments = args
     } else {
         p.executableURL = URL(fileURLWithPath: wrapper[0])
-        p.arguments = Array(wrapper.dropFirst()) + [parleyExecutable.path] + args
+        p.arguments = Array(wrapper.dropFirst()) + [detectParleyExecutable.path] + args
     }
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err
     try p.run()
     // Read both pipes while the process runs so a large output cannot block it.
-    let errData = LockedData()
+    let errData = DetectLockedData()
     let errThread = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
     errThread.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     while errData.get() == nil { usleep(1000) }
-    return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+    return DetectRunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                      stderr: String(decoding: errData.get()!, as: UTF8.self))
 }
 
-final class LockedData: @unchecked Sendable {
+final class DetectLockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var data: Data?
     func set(_ d: Data) { lock.lock(); data = d; lock.unlock() }
@@ -60,14 +60,14 @@ final class LockedData: @unchecked Sendable {
 }
 
 /// A fresh temporary directory for one test.
-func temporaryDirectory() throws -> URL {
+func detectTemporaryDirectory() throws -> URL {
     let d = FileManager.default.temporaryDirectory.appendingPathComponent("parley-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
     return d
 }
 
 /// A WAV file's bytes: 16-bit PCM or 32-bit float, interleaved `samples` (test fixtures only).
-func wavBytes(_ samples: [Float], sampleRate: Int, channels: Int = 1, float: Bool = false) -> Data {
+func detectWAVBytes(_ samples: [Float], sampleRate: Int, channels: Int = 1, float: Bool = false) -> Data {
     var d = Data()
     func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
     func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
@@ -96,7 +96,7 @@ func wavBytes(_ samples: [Float], sampleRate: Int, channels: Int = 1, float: Boo
 
 /// The 16-bit mono samples of a canonical WAV file written by SampleMedia's tools (test
 /// fixtures only: finds the `data` chunk and reads it).
-func readPCM16(_ url: URL) throws -> (samples: [Float], sampleRate: Int) {
+func detectReadPCM16(_ url: URL) throws -> (samples: [Float], sampleRate: Int) {
     let d = try Data(contentsOf: url)
     func u32(_ o: Int) -> Int { Int(d[o]) | Int(d[o + 1]) << 8 | Int(d[o + 2]) << 16 | Int(d[o + 3]) << 24 }
     var o = 12
@@ -121,14 +121,14 @@ func readPCM16(_ url: URL) throws -> (samples: [Float], sampleRate: Int) {
 }
 
 /// The participant WAVs of SampleMedia's conversation, sorted.
-func conversationFiles() throws -> [URL] {
-    let dir = sampleMedia.appendingPathComponent("conversation")
+func detectConversationFiles() throws -> [URL] {
+    let dir = detectSampleMedia.appendingPathComponent("conversation")
     return try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)
         .filter { $0.pathExtension == "wav" }.sorted { $0.path < $1.path }
 }
 
 /// Parses `file,participant,start_s,end_s` CSV (no quoting needed for these names).
-func parseSegmentsCSV(_ text: String) -> [(file: String, participant: String, start: Double, end: Double)]? {
+func detectParseSegmentsCSV(_ text: String) -> [(file: String, participant: String, start: Double, end: Double)]? {
     var lines = text.split(separator: "\n").map(String.init)
     guard lines.first == "file,participant,start_s,end_s" else { return nil }
     lines.removeFirst()
