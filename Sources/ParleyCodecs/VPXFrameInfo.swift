@@ -100,10 +100,14 @@ public struct VPXFrameInfo: Hashable, Sendable {
     public let height: Int
     /// VP8 version (0-3) or VP9 profile (0-3).
     public let profile: Int
+    /// VP8: size in bytes of the first partition (modes and motion vectors), after the 3-byte
+    /// tag (10-byte header for keyframes). 0 for VP9. It may exceed the bytes given: only the
+    /// header is needed, so the first RTP packet of a frame is enough to parse.
+    public let firstPartitionSize: Int
 
     /// Parses a frame's header.
     /// - Throws: ``VPXError`` ``VPXError/Code/corruptFrame`` when the header is truncated or
-    ///   inconsistent (wrong start/sync code, zero size, first partition past the end),
+    ///   inconsistent (wrong start/sync code, zero size, unknown version),
     ///   ``VPXError/Code/unsupportedBitstream`` for a VP9 frame marker that is not VP9.
     public init(parsing data: UnsafeRawBufferPointer, codec: VPXCodec) throws(VPXError) {
         switch codec {
@@ -120,9 +124,11 @@ public struct VPXFrameInfo: Hashable, Sendable {
         self = try r.get()
     }
 
-    private init(codec: VPXCodec, isKeyframe: Bool, isShown: Bool, width: Int, height: Int, profile: Int) {
+    private init(codec: VPXCodec, isKeyframe: Bool, isShown: Bool, width: Int, height: Int, profile: Int,
+                 firstPartitionSize: Int = 0) {
         self.codec = codec; self.isKeyframe = isKeyframe; self.isShown = isShown
         self.width = width; self.height = height; self.profile = profile
+        self.firstPartitionSize = firstPartitionSize
     }
 
     private static func corrupt(_ codec: VPXCodec, _ what: String) -> VPXError {
@@ -141,21 +147,20 @@ public struct VPXFrameInfo: Hashable, Sendable {
         let shown = (tag >> 4) & 1 == 1
         let firstPartition = tag >> 5
         guard version <= 3 else { throw corrupt(.vp8, "unsupported version \(version) in the frame tag") }
-        let headerBytes = key ? 10 : 3
-        if key, d.count < 10 { throw corrupt(.vp8, "keyframe of \(d.count) bytes is shorter than its 10-byte header") }
-        guard firstPartition <= d.count - headerBytes else {
-            throw corrupt(.vp8, "first partition of \(firstPartition) bytes exceeds the \(d.count)-byte frame")
-        }
+        // The first partition may extend past `d` (a frame's first RTP packet): not an error here.
         guard key else {
-            return VPXFrameInfo(codec: .vp8, isKeyframe: false, isShown: shown, width: 0, height: 0, profile: version)
+            return VPXFrameInfo(codec: .vp8, isKeyframe: false, isShown: shown, width: 0, height: 0, profile: version,
+                                firstPartitionSize: firstPartition)
         }
+        guard d.count >= 10 else { throw corrupt(.vp8, "keyframe of \(d.count) bytes is shorter than its 10-byte header") }
         guard d[3] == 0x9D, d[4] == 0x01, d[5] == 0x2A else {
             throw corrupt(.vp8, "keyframe without the start code 9d 01 2a at offset 3")
         }
         let w = (Int(d[6]) | Int(d[7]) << 8) & 0x3FFF
         let h = (Int(d[8]) | Int(d[9]) << 8) & 0x3FFF
         guard w > 0, h > 0 else { throw corrupt(.vp8, "keyframe with a zero size (\(w)x\(h))") }
-        return VPXFrameInfo(codec: .vp8, isKeyframe: true, isShown: shown, width: w, height: h, profile: version)
+        return VPXFrameInfo(codec: .vp8, isKeyframe: true, isShown: shown, width: w, height: h, profile: version,
+                            firstPartitionSize: firstPartition)
     }
 
     // VP9 bitstream spec §6.2 uncompressed_header():

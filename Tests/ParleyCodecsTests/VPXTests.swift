@@ -122,6 +122,12 @@ struct VPXTests {
             try encoder.encode(f, into: &packet)
             let key = try VPXFrameInfo(parsing: packet.data, codec: codec)
             #expect(key.isKeyframe && key.width == 176 && key.height == 144 && key.isShown && key.profile == 0)
+            if codec == .vp8 {
+                #expect(key.firstPartitionSize > 0 && key.firstPartitionSize + 10 <= packet.data.count)
+                // The header alone (a frame's first RTP packet) is enough to recognise a keyframe.
+                let head = try VPXFrameInfo(parsing: Array(packet.data.prefix(10)), codec: .vp8)
+                #expect(head.isKeyframe && head.width == 176)
+            }
             f.timestamp = 3000
             try encoder.encode(f, into: &packet)
             let inter = try VPXFrameInfo(parsing: packet.data, codec: codec)
