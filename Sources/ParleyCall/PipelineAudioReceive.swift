@@ -1,0 +1,211 @@
+// Audio receive pipeline: transport -> RTP -> jitter buffer -> decode -> VAD/talking -> sink.
+
+import ParleyJitter
+import ParleyRTP
+import ParleyVoice
+
+/// Settings of an ``AudioReceivePipeline``.
+public struct AudioReceiveConfiguration: Sendable, Hashable {
+    /// Decoder output and analysis rate, Hz. Default 16 kHz (what the VAD works at natively).
+    public var sampleRate = 16_000
+    /// Playout frame, ms (10 or 20). Default 10 ms: the VAD's frame, and low playout latency.
+    public var frameMs = 10
+    /// Expected RTP payload type; others are counted and dropped. Default 111.
+    public var payloadType: UInt8 = OpusRTP.defaultPayloadType
+    /// RFC 8285 element ID of the RFC 6464 audio level. Default 1.
+    public var audioLevelExtensionID: UInt8 = 1
+    /// Jitter-buffer settings (its rates and frame are set from the fields above).
+    public var jitterBuffer = JitterBufferConfiguration()
+    /// Sender NTP seconds of the call's media time zero: event and decision times are reported
+    /// as sender NTP time minus this (from RTCP sender reports). Default: the first sender
+    /// report's time minus its RTP offset from the first packet... see ``AudioReceivePipeline``.
+    public var callStartNTP: Double?
+
+    public init() {}
+
+    /// The jitter-buffer configuration actually used.
+    public var effectiveJitterBuffer: JitterBufferConfiguration {
+        var j = jitterBuffer
+        j.clockRate = OpusRTP.clockRate
+        j.sampleRate = sampleRate
+        j.channels = 1
+        j.frameMs = frameMs
+        return j
+    }
+    /// Samples per playout frame.
+    public var frameSamples: Int { sampleRate * frameMs / 1000 }
+}
+
+/// Per-stage counters of an ``AudioReceivePipeline``.
+public struct AudioReceiveStatistics: Sendable, Equatable {
+    /// Datagrams received.
+    public var datagrams = 0
+    /// Datagrams that were not valid RTP/RTCP (counted and dropped).
+    public var malformed = 0
+    /// RTP packets with another payload type (dropped).
+    public var unexpectedPayloadType = 0
+    /// RTCP sender reports taken.
+    public var senderReports = 0
+    /// RTP packets handed to the jitter buffer.
+    public var packetsBuffered = 0
+    /// Packets that played (their first sample was emitted).
+    public var packetsPlayed = 0
+    /// Playout frames emitted, of which some concealment, and before playout started.
+    public var frames = 0
+    public var concealedFrames = 0
+    public var bufferingFrames = 0
+    /// Largest target delay seen, ms.
+    public var maximumTargetDelayMs = 0.0
+    /// Latest RFC 6464 level the sender signalled.
+    public var lastAudioLevel: AudioLevel?
+    public init() {}
+}
+
+/// The receiving half of one participant's audio: datagrams are parsed (RTP with the RFC 6464
+/// level, or RTCP sender reports for the NTP/RTP mapping), buffered in an ``AudioJitterBuffer``,
+/// played out every ``AudioReceiveConfiguration/frameMs`` through `Decoder` (Opus with PLC/FEC in
+/// a call), analysed by the VAD and a ``TalkDetector``, and handed to a sink.
+///
+/// **Media time.** Talking events and VAD decisions carry the sender's media time (seconds from
+/// the call start on the sender's clock), not the playout time: each played packet's RTP
+/// timestamp is mapped through the latest sender report, so a jitter-buffer delay of 80 ms does
+/// not move an onset by 80 ms. Before the first sender report, media time counts from the
+/// first packet's timestamp.
+///
+/// No allocation per packet or frame after `init`. Threading: `~Copyable`, one owner thread.
+public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~Copyable {
+    public let configuration: AudioReceiveConfiguration
+    private var buffer: AudioJitterBuffer
+    private var decoder: Decoder
+    private var vad: VoiceActivityDetector
+    private var talk: TalkDetector
+    private var unwrapper = TimestampUnwrapper()
+    private var firstTimestamp: Int64?
+    /// The NTP/RTP mapping from the sender's reports.
+    public private(set) var mapping = RTPTimeMapping(clockRate: OpusRTP.clockRate)
+    private var pcm: [Int16]
+    private var floats: [Float]
+    private var mediaRing: [Double]
+    private let ringMask = 1023
+    private var lastOffset = 0.0          // stream time minus media time of the latest mapped frame
+    public private(set) var statistics = AudioReceiveStatistics()
+
+    /// Creates the pipeline around `decoder` (producing ``AudioReceiveConfiguration/sampleRate``).
+    /// - Throws: ``VADError`` for a rate the VAD does not take.
+    public init(configuration: AudioReceiveConfiguration = .init(), decoder: consuming Decoder) throws {
+        let vad = try VoiceActivityDetector(sampleRate: configuration.sampleRate)
+        self.configuration = configuration
+        self.decoder = decoder
+        self.vad = vad
+        buffer = AudioJitterBuffer(configuration: configuration.effectiveJitterBuffer)
+        talk = TalkDetector()
+        pcm = [Int16](repeating: 0, count: configuration.frameSamples)
+        floats = [Float](repeating: 0, count: configuration.frameSamples)
+        mediaRing = [Double](repeating: .nan, count: 1024)
+    }
+
+    /// The jitter buffer's webrtc-stats counters.
+    public var jitterStatistics: JitterBufferStatistics { buffer.statistics }
+    /// Current target delay, ms.
+    public var targetDelayMs: Double { buffer.targetDelayMs }
+    /// Packets waiting in the jitter buffer.
+    public var bufferedPackets: Int { buffer.bufferedPackets }
+    /// Whether the remote participant is talking (by the receiver's analysis).
+    public var isTalking: Bool { talk.isTalking }
+
+    /// Takes one datagram that arrived at `arrival`.
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
+        statistics.datagrams += 1
+        if bytes.count >= 2 && (200...204).contains(bytes[1]) {
+            guard let packets = try? RTCPCompound.parse(bytes) else { statistics.malformed += 1; return }
+            for p in packets {
+                if case .senderReport(let sr) = p { mapping.update(sr); statistics.senderReports += 1 }
+            }
+            return
+        }
+        guard let view = try? RTPPacketView(parsing: bytes) else { statistics.malformed += 1; return }
+        guard view.payloadType == configuration.payloadType else { statistics.unexpectedPayloadType += 1; return }
+        let payload = view.payload
+        guard let duration = try? OpusRTP.samples48k(payload) else { statistics.malformed += 1; return }
+        if let level = view.audioLevel(id: configuration.audioLevelExtensionID) { statistics.lastAudioLevel = level }
+        let ts = unwrapper.unwrap(view.timestamp)
+        if firstTimestamp == nil { firstTimestamp = ts }
+        statistics.packetsBuffered += 1
+        buffer.put(sequence: view.sequenceNumber, timestamp: view.timestamp, arrival: arrival,
+                   payload: payload, duration: duration, tag: Int(ts))
+    }
+
+    /// Media seconds of unwrapped RTP timestamp `ts`.
+    private func mediaSeconds(ofTimestamp ts: Int64) -> Double {
+        if let start = configuration.callStartNTP,
+           let ntp = mapping.senderSeconds(ofRTPTimestamp: UInt32(truncatingIfNeeded: ts)) {
+            return ntp - start
+        }
+        return Double(ts - (firstTimestamp ?? ts)) / Double(OpusRTP.clockRate)
+    }
+
+    /// Media seconds of a point of the played stream (`streamTime` = samples emitted / rate).
+    public func mediaTime(ofStreamTime streamTime: Double) -> Double {
+        let frame = Double(configuration.frameMs) / 1000
+        let index = Int((streamTime / frame + 1e-6).rounded(.down))
+        if index >= 0, index < statistics.frames, statistics.frames - index <= ringMask {
+            let m = mediaRing[index & ringMask]
+            if !m.isNaN { return m + (streamTime - Double(index) * frame) }
+        }
+        return streamTime - lastOffset
+    }
+
+    /// Plays one frame at local time `now`: the samples go to `sink`; each VAD decision (with
+    /// its time in media seconds) to `onDecision`; talking changes (times in media seconds) to
+    /// `onTalk`. Returns what the jitter buffer produced.
+    @discardableResult
+    public mutating func playout(at now: MonotonicTime, sink: (UnsafeBufferPointer<Int16>) -> Void,
+                                 onDecision: (VADDecision) -> Void, onTalk: (TalkEvent) -> Void) -> JitterFrameKind {
+        let kind = pcm.withUnsafeMutableBufferPointer { out in buffer.get(at: now, into: out, decoder: &decoder) }
+        let f = statistics.frames
+        let frame = Double(configuration.frameMs) / 1000
+        let streamTime = Double(f) * frame
+        var media = Double.nan
+        if let p = buffer.lastPlayedPackets.first {
+            media = mediaSeconds(ofTimestamp: Int64(p.tag)) - Double(p.offsetInFrame) / Double(configuration.sampleRate)
+        } else if f > 0 {
+            let previous = mediaRing[(f - 1) & ringMask]
+            if !previous.isNaN { media = previous + frame }
+        }
+        mediaRing[f & ringMask] = media
+        if !media.isNaN { lastOffset = streamTime - media }
+        statistics.packetsPlayed += buffer.lastPlayedPackets.count
+        statistics.frames += 1
+        switch kind {
+        case .buffering: statistics.bufferingFrames += 1
+        case .concealed: statistics.concealedFrames += 1
+        case .normal: break
+        }
+        statistics.maximumTargetDelayMs = max(statistics.maximumTargetDelayMs, buffer.targetDelayMs)
+        pcm.withUnsafeBufferPointer { sink($0) }
+
+        for i in 0..<pcm.count { floats[i] = Float(pcm[i]) * (1.0 / 32768.0) }
+        floats.withUnsafeBufferPointer { samples in
+            vad.process(samples) { d in
+                if let e = talk.process(d) { onTalk(mapped(e)) }
+                var m = d
+                m.time = mediaTime(ofStreamTime: d.time)
+                onDecision(m)
+            }
+        }
+        return kind
+    }
+
+    /// Ends the stream: a final `stopped` event if talking (media time of the last frame).
+    public mutating func finish(onTalk: (TalkEvent) -> Void) {
+        let end = Double(statistics.frames * configuration.frameMs) / 1000
+        if let e = talk.finish(at: end) { onTalk(mapped(e)) }
+    }
+
+    private func mapped(_ e: TalkEvent) -> TalkEvent {
+        var m = e
+        m.time = mediaTime(ofStreamTime: e.time)
+        m.segmentTime = mediaTime(ofStreamTime: e.segmentTime)
+        return m
+    }
+}

@@ -1,0 +1,197 @@
+// Audio send pipeline: capture frame -> level / VAD / talking -> Opus -> RTP -> transport.
+
+import ParleyCodecs
+import ParleyRTP
+import ParleyVoice
+
+/// Settings of an ``AudioSendPipeline``.
+public struct AudioSendConfiguration: Sendable, Hashable {
+    /// Capture rate, Hz (8, 12, 16, 24 or 48 kHz: Opus's rates). Default 16 kHz (wide-band voice).
+    public var sampleRate = 16_000
+    /// Packet duration, ms (10 or 20). Default 20 ms, the common VoIP packet time.
+    public var packetMs = 20
+    /// Opus bitrate, bits/s. Default 24 000 (good wide-band speech with FEC headroom).
+    public var bitrate = 24_000
+    /// In-band FEC on (recovers single losses at the receiver). Default on.
+    public var inbandFEC = true
+    /// Loss the encoder plans FEC for, percent. Default 10.
+    public var expectedLossPercent = 10
+    /// RTP payload type. Default 111 (the usual dynamic type for Opus).
+    public var payloadType: UInt8 = OpusRTP.defaultPayloadType
+    /// RTP SSRC.
+    public var ssrc: UInt32 = 0x5041_524C
+    /// RFC 8285 element ID of the RFC 6464 audio level. Default 1.
+    public var audioLevelExtensionID: UInt8 = 1
+    /// First RTP sequence number and timestamp (random in a real client; injected for tests).
+    public var firstSequence: UInt16 = 0
+    public var firstTimestamp: UInt32 = 0
+    /// Interval between RTCP sender reports, s. Default 1 s (RFC 3550 allows more often for
+    /// small sessions; lip sync and media times need an early mapping).
+    public var senderReportInterval = 1.0
+
+    public init() {}
+
+    /// Samples per channel in one packet.
+    public var packetSamples: Int { sampleRate * packetMs / 1000 }
+    /// RTP timestamp units per packet (48 kHz clock, RFC 7587).
+    public var packetTicks: UInt32 { UInt32(OpusRTP.clockRate * packetMs / 1000) }
+}
+
+/// Per-stage counters of an ``AudioSendPipeline``.
+public struct AudioSendStatistics: Sendable, Hashable {
+    /// Frames taken from the source.
+    public var framesCaptured = 0
+    /// Frames encoded (all captured frames unless the encoder failed).
+    public var framesEncoded = 0
+    /// Frames whose encoding failed (counted, not sent).
+    public var encodeErrors = 0
+    /// RTP packets the transport accepted.
+    public var packetsSent = 0
+    /// RTP packets the transport refused (back-pressure), counted as dropped at the sender.
+    public var packetsRefused = 0
+    /// RTCP sender reports sent.
+    public var senderReports = 0
+    /// Payload bytes sent.
+    public var payloadBytes = 0
+    /// Frames captured while muted (sent as silence).
+    public var mutedFrames = 0
+    public init() {}
+}
+
+/// The sending half of one participant's audio: each captured frame is measured (RFC 6464
+/// level, VAD, talking detection, so that talking while muted is caught locally), encoded with
+/// Opus, wrapped in RTP with the audio-level header extension and sent; every
+/// ``AudioSendConfiguration/senderReportInterval`` an RTCP sender report maps the RTP clock to
+/// the capture time (smoothed by a ``DriftEstimator``, so a drifting sound card does not move
+/// the mapping by its jitter).
+///
+/// While muted, frames are still captured and analysed (talking-while-muted events), but
+/// silence is encoded in their place, keeping the RTP timeline continuous.
+///
+/// No allocation per frame after `init`. Threading: `~Copyable`, one owner thread.
+public struct AudioSendPipeline: ~Copyable {
+    public let configuration: AudioSendConfiguration
+    private var encoder: OpusEncoder
+    private var vad: VoiceActivityDetector
+    private var talk: TalkDetector
+    private var header: RTPHeader
+    private var packet: [UInt8]
+    private var payload: [UInt8]
+    private var floats: [Float]
+    private var silence: [Int16]
+    private var sampleIndex: Int64 = 0
+    private var speechFrames = 0
+    private var nextReportAt: MonotonicTime?
+    /// Capture-clock drift against the monotonic clock.
+    public private(set) var drift: DriftEstimator
+    public private(set) var statistics = AudioSendStatistics()
+    /// Wall-clock (NTP) seconds of monotonic time zero, for sender reports.
+    public let ntpOffset: Double
+
+    /// Creates the pipeline. `ntpOffset` maps monotonic seconds to the sender's NTP wall clock.
+    /// - Throws: ``OpusError`` or ``VADError`` for an unsupported rate.
+    public init(configuration: AudioSendConfiguration = .init(), ntpOffset: Double = 3_900_000_000) throws {
+        var encoder = try OpusEncoder(sampleRate: configuration.sampleRate, channels: 1, application: .voip)
+        encoder.bitrate = configuration.bitrate
+        encoder.inbandFEC = configuration.inbandFEC
+        encoder.expectedPacketLossPercent = configuration.expectedLossPercent
+        let vad = try VoiceActivityDetector(sampleRate: configuration.sampleRate)
+        self.configuration = configuration
+        self.encoder = encoder
+        self.vad = vad
+        talk = TalkDetector()
+        header = RTPHeader(payloadType: configuration.payloadType, sequenceNumber: configuration.firstSequence,
+                           timestamp: configuration.firstTimestamp, ssrc: configuration.ssrc,
+                           extensions: [RTPHeaderExtension(id: configuration.audioLevelExtensionID, bytes: [0])])
+        packet = [UInt8](repeating: 0, count: 1500)
+        payload = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
+        floats = [Float](repeating: 0, count: configuration.packetSamples)
+        silence = [Int16](repeating: 0, count: configuration.packetSamples)
+        drift = DriftEstimator(sampleRate: configuration.sampleRate)
+        self.ntpOffset = ntpOffset
+    }
+
+    /// Whether the local VAD says the participant is talking (muted or not).
+    public var isTalking: Bool { talk.isTalking }
+
+    /// Sends one captured frame of ``AudioSendConfiguration/packetSamples`` mono samples
+    /// captured at `captureTime`. Talking changes of the local analysis go to `onTalk`.
+    public mutating func send<T: PacketTransport & ~Copyable>(
+        _ frame: UnsafeBufferPointer<Int16>, capturedAt captureTime: MonotonicTime, muted: Bool,
+        over transport: inout T, onTalk: (TalkEvent) -> Void
+    ) {
+        let c = configuration
+        precondition(frame.count == c.packetSamples, "a send frame is one packet of samples")
+        statistics.framesCaptured += 1
+        drift.observe(sample: sampleIndex, capturedAt: captureTime)
+        sampleIndex += Int64(c.packetSamples)
+        if muted { statistics.mutedFrames += 1 }
+
+        // Level and voice activity of what the microphone hears.
+        for i in 0..<frame.count { floats[i] = Float(frame[i]) * (1.0 / 32768.0) }
+        var voiced = false
+        var talkEvent: TalkEvent?
+        floats.withUnsafeBufferPointer { f in
+            vad.process(f) { d in
+                if d.isSpeech { voiced = true }
+                if let e = talk.process(d, muted: muted) { talkEvent = e }
+            }
+        }
+        if let e = talkEvent { onTalk(e) }
+        let level = muted ? AudioLevel(level: 127, voiceActivity: false)
+                          : AudioLevel(samples: frame, voiceActivity: voiced)
+
+        // Sender report first when due (the mapping of the packet about to go).
+        if nextReportAt.map({ captureTime >= $0 }) ?? true {
+            sendReport(at: captureTime, over: &transport)
+            nextReportAt = captureTime.advanced(bySeconds: c.senderReportInterval)
+        }
+
+        // Encode (silence while muted).
+        let n: Int
+        do {
+            let source = muted ? silence.withUnsafeBufferPointer { $0 } : frame
+            n = try payload.withUnsafeMutableBytes { out throws(OpusError) in try encoder.encode(source, into: out) }
+        } catch {
+            statistics.encodeErrors += 1
+            advance()
+            return
+        }
+        statistics.framesEncoded += 1
+        header.extensions[0].bytes[0] = level.extensionByte
+        let sent = packet.withUnsafeMutableBytes { out -> Bool in
+            payload.withUnsafeBytes { p -> Bool in
+                guard let length = try? header.marshal(payload: UnsafeRawBufferPointer(rebasing: p[0..<n]), into: out) else {
+                    return false
+                }
+                return transport.send(UnsafeRawBufferPointer(rebasing: out[0..<length]), at: captureTime)
+            }
+        }
+        if sent {
+            statistics.packetsSent += 1
+            statistics.payloadBytes += n
+        } else {
+            statistics.packetsRefused += 1
+        }
+        advance()
+    }
+
+    private mutating func advance() {
+        header.sequenceNumber &+= 1
+        header.timestamp &+= configuration.packetTicks
+    }
+
+    private mutating func sendReport<T: PacketTransport & ~Copyable>(at time: MonotonicTime, over transport: inout T) {
+        let captured = drift.smoothedTime(ofSample: sampleIndex - Int64(configuration.packetSamples)) ?? time
+        let sr = RTCPSenderReport(ssrc: configuration.ssrc,
+                                  ntpTimestamp: NTPTimestamp(secondsSince1900: ntpOffset + captured.seconds),
+                                  rtpTimestamp: header.timestamp, packetCount: UInt32(truncatingIfNeeded: statistics.packetsSent),
+                                  octetCount: UInt32(truncatingIfNeeded: statistics.payloadBytes))
+        // 28 bytes: header + sender info, no report blocks; written into the packet buffer.
+        let ok = packet.withUnsafeMutableBytes { out -> Bool in
+            guard let length = try? RTCPPacket.senderReport(sr).marshal(into: out) else { return false }
+            return transport.send(UnsafeRawBufferPointer(rebasing: out[0..<length]), at: time)
+        }
+        if ok { statistics.senderReports += 1 }
+    }
+}
