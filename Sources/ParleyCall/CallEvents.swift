@@ -33,7 +33,7 @@ public struct ParticipantAudioStatistics: Sendable, Hashable {
     public var framesSent = 0
     /// Packets that played (decoded from their own payload).
     public var framesPlayed = 0
-    /// Packets rebuilt from the next packet's FEC.
+    /// Packets rebuilt from the next packet's FEC (a subset of the lost and late ones).
     public var framesRecovered = 0
     /// Packets that arrived too late to play (concealed instead).
     public var framesLate = 0
@@ -63,9 +63,10 @@ public struct ParticipantAudioStatistics: Sendable, Hashable {
         let total = playedSamples + concealedSamples
         return total == 0 ? 0 : Double(concealedSamples) / Double(total)
     }
-    /// played + recovered + late + lost + discarded + pending == sent: every frame accounted for.
+    /// played + late + lost + discarded + pending == sent: every frame accounted for (the
+    /// late, lost and discarded ones were concealed or recovered from FEC).
     public var isBalanced: Bool {
-        framesPlayed + framesRecovered + framesLate + framesLost + framesDiscarded + framesPending == framesSent
+        framesPlayed + framesLate + framesLost + framesDiscarded + framesPending == framesSent
     }
 }
 

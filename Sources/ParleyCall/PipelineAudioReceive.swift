@@ -185,8 +185,16 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         pcm.withUnsafeBufferPointer { sink($0) }
 
         for i in 0..<pcm.count { floats[i] = Float(pcm[i]) * (1.0 / 32768.0) }
-        floats.withUnsafeBufferPointer { samples in
-            vad.process(samples) { d in
+        // Decisions of this frame (one per 10 ms) collected on the stack, then mapped to media time.
+        withUnsafeTemporaryAllocation(of: VADDecision.self, capacity: 8) { decided in
+            var count = 0
+            floats.withUnsafeBufferPointer { samples in
+                vad.process(samples) { d in
+                    if count < decided.count { decided.initializeElement(at: count, to: d); count += 1 }
+                }
+            }
+            for i in 0..<count {
+                let d = decided.moveElement(from: i)
                 if let e = talk.process(d) { onTalk(mapped(e)) }
                 var m = d
                 m.time = mediaTime(ofStreamTime: d.time)

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import ParleyJitter
+@testable import ParleyCall
+
+private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")
+
+private func loadConversation(driftPpm: [Double] = []) throws -> [RoomParticipant] {
+    let files = try FileManager.default.contentsOfDirectory(atPath: conversation.path).filter { $0.hasSuffix(".wav") }.sorted()
+    return try files.enumerated().map { i, f in
+        try RoomParticipant.load(path: conversation.appendingPathComponent(f).path,
+                                 name: String(f.dropLast(4)), driftPpm: i < driftPpm.count ? driftPpm[i] : 0)
+    }
+}
+
+/// Runs a room on the virtual clock; returns its events (statistics excluded) and reports.
+private func runRoom(_ participants: [RoomParticipant], _ configuration: RoomConfiguration)
+    throws -> (events: [CallEvent], reports: [RoomParticipantReport]) {
+    let room = CallRoom(participants: participants, configuration: configuration, clock: VirtualMediaClock())
+    var events: [CallEvent] = []
+    room.onEvent = { e in if case .statistics = e.kind {} else { events.append(e) } }
+    try room.run()
+    return (events, room.reports)
+}
+
+/// Talk onsets (segment starts) per participant.
+private func onsets(_ events: [CallEvent]) -> [String: [Double]] {
+    var out: [String: [Double]] = [:]
+    for e in events {
+        if case .talkingStarted(let c) = e.kind, !c.whileMuted, let p = e.participant { out[p, default: []].append(c.segmentTime) }
+    }
+    return out
+}
+
+/// The offline detector (what `parley detect --meeting` runs) on the clean samples.
+private func offlineOnsets(_ participants: [RoomParticipant]) throws -> [String: [Double]] {
+    var out: [String: [Double]] = [:]
+    for p in participants {
+        var tracker = try ParticipantTalkTracker(sampleRate: p.sampleRate)
+        var recorder = TalkSegmentRecorder()
+        let floats = p.samples.map { Float($0) / 32768 }
+        floats.withUnsafeBufferPointer { b in tracker.process(b) { recorder.record($0) } }
+        tracker.finish { recorder.record($0) }
+        out[p.name] = recorder.segments.map(\.start)
+    }
+    return out
+}
+
+@Test func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection() throws {
+    let participants = try loadConversation()
+    let reference = try offlineOnsets(participants)
+    #expect(reference.values.map(\.count).reduce(0, +) >= 3, "the conversation should have turns to find")
+    let config = RoomConfiguration(network: .room(lossPercent: 5, jitterMs: 30), seed: 7)
+    let (events, reports) = try runRoom(participants, config)
+    let live = onsets(events)
+    for (name, expected) in reference {
+        let got = live[name] ?? []
+        for t in expected {
+            let nearest = got.map { abs($0 - t) }.min() ?? .infinity
+            #expect(nearest <= 0.1, "\(name): offline onset at \(t) s, room onsets \(got)")
+        }
+        #expect(got.count == expected.count, "\(name): room \(got) vs offline \(expected)")
+    }
+    for r in reports {
+        #expect(r.audio.isBalanced, "\(r.name): \(r.audio)")
+        #expect(r.audio.framesPending == 0)
+        #expect(r.audio.lossFraction > 0.01 && r.audio.lossFraction < 0.12)
+    }
+    // Membership: everyone joined at 0 and left once.
+    #expect(events.filter { $0.kind == .joined }.count == participants.count)
+    #expect(events.filter { $0.kind == .left }.count == participants.count)
+}
+
+@Test func roomIsDeterministicForASeedAndDependsOnIt() throws {
+    let participants = try loadConversation().map { p in
+        var q = p
+        q.samples = Array(q.samples.prefix(16_000 * 8))
+        return q
+    }
+    let a = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 10, jitterMs: 20), seed: 3))
+    let b = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 10, jitterMs: 20), seed: 3))
+    let c = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 10, jitterMs: 20), seed: 4))
+    #expect(a.events == b.events)
+    #expect(a.reports.map(\.audio) == b.reports.map(\.audio))
+    #expect(a.reports.map(\.audio) != c.reports.map(\.audio))
+}
+
+@Test func shortSoakWithBurstLossSpikesAndDriftAccountsForEveryFrame() throws {
+    var network = NetworkScenario.room(lossPercent: 0, jitterMs: 10)
+    network.loss = GilbertElliott.bursty(meanLoss: 0.10, meanBurst: 3)
+    network.spikesPerSecond = 0.05
+    network.spikeHeightMs = 300
+    let base = try loadConversation()
+    var participants = base
+    participants.append(base[0])
+    participants[3].name = "fourth"
+    for (i, d) in [25_000.0, -25_000, 10_000, -10_000].enumerated() { participants[i].driftPpm = d }
+    let (_, reports) = try runRoom(participants, RoomConfiguration(network: network, seed: 11, duration: 40))
+    for (i, r) in reports.enumerated() {
+        #expect(r.audio.isBalanced, "\(r.name): \(r.audio)")
+        #expect(r.audio.framesPending == 0)
+        #expect(r.audio.framesSent > 1_900)
+        #expect(r.audio.lossFraction > 0.05 && r.audio.lossFraction < 0.16, "\(r.name) loss \(r.audio.lossFraction)")
+        #expect(r.audio.maximumTargetDelayMs < 1_000, "\(r.name) target \(r.audio.maximumTargetDelayMs) ms")
+        let drift = r.measuredDriftPpm ?? .nan
+        #expect(abs(drift - participants[i].driftPpm) < 100, "\(r.name) drift \(drift) ppm")
+    }
+}
+
+@Test func mutedParticipantGetsMuteEventsAndTalkingWhileMuted() throws {
+    var participants = try loadConversation()
+    let armelle = participants.firstIndex { $0.name == "armelle" }!
+    // armelle talks from about 4.4 s: muted over that turn.
+    participants[armelle].mutedIntervals = [3.0...7.0]
+    let (events, _) = try runRoom(participants.map { p in
+        var q = p; q.samples = Array(q.samples.prefix(16_000 * 9)); return q
+    }, RoomConfiguration())
+    let mine = events.filter { $0.participant == "armelle" }
+    let muted = mine.firstIndex { $0.kind == .muted }
+    let unmuted = mine.firstIndex { $0.kind == .unmuted }
+    #expect(muted != nil && unmuted != nil && muted! < unmuted!)
+    #expect(abs(mine[muted!].time - 3.0) < 0.03 && abs(mine[unmuted!].time - 7.0) < 0.03)
+    let whileMuted = mine.filter { if case .talkingStarted(let c) = $0.kind { return c.whileMuted } else { return false } }
+    #expect(whileMuted.count == 1)
+    // The receiver hears silence while muted: no ordinary talking between mute and unmute.
+    let heard = mine.filter { if case .talkingStarted(let c) = $0.kind { return !c.whileMuted && c.segmentTime > 3.1 && c.segmentTime < 7 } else { return false } }
+    #expect(heard.isEmpty)
+    var state = CallState()
+    for e in events where e.time < 5.5 { state.apply(e) }
+    #expect(state["armelle"]!.muted && state["armelle"]!.talkingWhileMuted)
+}
+
+@Test func roomEventsAreAlsoAnAsyncSequence() async throws {
+    let participants = try loadConversation().map { p in
+        var q = p; q.samples = Array(q.samples.prefix(16_000 * 3)); return q
+    }
+    let room = CallRoom(participants: participants, configuration: RoomConfiguration(), clock: VirtualMediaClock())
+    let stream = room.events.events()
+    var direct: [CallEvent] = []
+    room.onEvent = { direct.append($0) }
+    try room.run()
+    var streamed: [CallEvent] = []
+    for await e in stream { streamed.append(e) }
+    #expect(streamed == direct)
+    #expect(streamed.contains { if case .statistics = $0.kind { return true } else { return false } })
+}
+
+@Test func receivePipelineCountsMalformedDatagramsAndKeepsPlaying() throws {
+    var receiver = try AudioReceivePipeline(decoder: try OpusJitterDecoder(sampleRate: 16_000, channels: 1))
+    let junk: [[UInt8]] = [[], [0x80], [0x40, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xF8],   // bad version
+                           [0x80, 0xC8, 0, 10, 1, 2, 3],                                    // short RTCP SR
+                           [0xA0, 0x6F, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0xF8, 0xFF]]          // padding too long
+    for j in junk { j.withUnsafeBytes { receiver.receive($0, at: .zero) } }
+    #expect(receiver.statistics.malformed == junk.count)
+    var frames = 0
+    for k in 0..<10 {
+        receiver.playout(at: MonotonicTime(nanoseconds: Int64(k) * 10_000_000), sink: { frames += $0.count > 0 ? 1 : 0 },
+                         onDecision: { _ in }, onTalk: { _ in })
+    }
+    #expect(frames == 10 && receiver.statistics.bufferingFrames == 10)
+}
+
+@Test func simulatedLinkIsDeterministicAppliesLossAndRefusesWhenFull() {
+    var scenario = NetworkScenario.room(lossPercent: 20, jitterMs: 15)
+    scenario.duplicateProbability = 0.05
+    func run(_ seed: UInt64, capacity: Int = 512) -> (LinkStatistics, [Int64]) {
+        var link = SimulatedLink(scenario: scenario, seed: seed, capacity: capacity)
+        var arrivals: [Int64] = []
+        let packet = [UInt8](repeating: 0x80, count: 100)
+        for k in 0..<2_000 {
+            let t = MonotonicTime(nanoseconds: Int64(k) * 20_000_000)
+            _ = packet.withUnsafeBytes { link.send($0, at: t) }
+            link.receive(until: t) { _, a in arrivals.append(a.nanoseconds) }
+        }
+        link.receive(until: MonotonicTime(nanoseconds: .max)) { _, a in arrivals.append(a.nanoseconds) }
+        return (link.statistics, arrivals)
+    }
+    let (a, arrivalsA) = run(5)
+    let (b, arrivalsB) = run(5)
+    #expect(a == b && arrivalsA == arrivalsB)
+    #expect(arrivalsA == arrivalsA.sorted())               // delivered in arrival order
+    #expect(Double(a.lost) / 2_000 > 0.15 && Double(a.lost) / 2_000 < 0.25)
+    #expect(a.duplicated > 40)
+    #expect(a.delivered == a.sent - a.lost + a.duplicated)
+    let (full, _) = run(5, capacity: 2)                    // 40 ms base delay > 2 packet slots
+    #expect(full.refused > 0)
+}
