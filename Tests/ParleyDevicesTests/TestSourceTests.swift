@@ -137,33 +137,65 @@ import Testing
         #expect(frames >= 3 && frames <= 12, "\(frames) frames")
     }
 
-    @Test func alsaCaptureWorksAsAStreamAndAccountsForEveryFrame() async throws {
-        // A `file` PCM has no clock, so the capture thread outruns the consumer and the
-        // bounded buffer drops frames: every frame that arrives must still be the right
-        // samples for its timestamp, and captured = consumed + dropped.
+    /// Ends any audio source after `limit` frames, so a stream over an unpaced `file` PCM
+    /// finishes on its own and a buffer of `limit` frames can hold everything.
+    struct FirstFrames<Inner: AudioCaptureSource & ~Copyable>: ~Copyable, AudioCaptureSource {
+        typealias Sample = Inner.Sample
+        typealias Failure = Inner.Failure
+        var inner: Inner
+        var remaining: Int
+        var format: AudioFormat { inner.format }
+        var framesPerRead: Int { inner.framesPerRead }
+        mutating func read(into frame: inout AudioFrame<Sample>) throws(Failure) -> Bool {
+            guard remaining > 0 else { return false }
+            remaining -= 1
+            return try inner.read(into: &frame)
+        }
+    }
+
+    @Test func alsaCaptureWorksAsAStream() async throws {
         let fx = try FilePCMFixture()
         defer { fx.remove() }
         let input = testSamples(count: 3_200, seed: 5)
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("streamcap", input: fx.path("in.raw")))
         let mic = try ALSACapture<Int16>(pcm: "streamcap", parameters: .init(format: mono16k), configuration: conf)
-        let stream = AudioCaptureStream(mic, bufferCapacity: 16)
+        let stream = AudioCaptureStream(FirstFrames(inner: mic, remaining: 20), bufferCapacity: 20)
+        var got: [Int16] = []
+        var stamps: [UInt32] = []
+        for try await frame in stream {
+            got += frame.samples
+            stamps.append(frame.timestamp)
+        }
+        #expect(got == input)
+        #expect(stamps == (0..<20).map { UInt32($0 * 160) })
+        #expect(stream.droppedFrames == 0 && stream.capturedFrames == 20)
+    }
+
+    @Test func unpacedCaptureIntoASmallBufferDropsButAccountsForEveryFrame() async throws {
+        // A `file` PCM has no clock: the capture thread outruns the consumer and the bounded
+        // buffer drops the oldest frames. Whatever arrives is still the right samples for its
+        // timestamp, in order, and captured = consumed + dropped.
+        let fx = try FilePCMFixture()
+        defer { fx.remove() }
+        let input = testSamples(count: 160 * 400, seed: 6)
+        try writeRaw(input, to: fx.path("in.raw"))
+        let conf = try ALSAConfigurationTree(text: fx.captureDefinition("dropcap", input: fx.path("in.raw")))
+        let mic = try ALSACapture<Int16>(pcm: "dropcap", parameters: .init(format: mono16k), configuration: conf)
+        let stream = AudioCaptureStream(FirstFrames(inner: mic, remaining: 400), bufferCapacity: 4)
         var consumed = 0
         var mismatches = 0
-        var checked = 0
+        var last = -1
         for try await frame in stream {
             consumed += 1
             let t = Int(frame.timestamp)
-            if t + 160 <= input.count {
-                checked += 1
-                if Array(input[t..<t + 160]) != frame.samples { mismatches += 1 }
-            }
-            if consumed == 1 { #expect(t == 0) }
-            if consumed == 40 { stream.stop() }
+            if t <= last || Array(input[t..<t + 160]) != frame.samples { mismatches += 1 }
+            last = t
         }
-        #expect(checked >= 1)
         #expect(mismatches == 0)
-        #expect(stream.capturedFrames == consumed + stream.droppedFrames)
+        #expect(stream.capturedFrames == 400)
+        #expect(consumed + stream.droppedFrames == 400)
+        #expect(last == 399 * 160)  // the newest frame is never the one dropped
     }
 
     @Test func videoStreamDeliversPatternPictures() async throws {
