@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The `parley` binary built next to these tests (`swift build --build-tests` builds it).
-private let parleyBinary: URL? = {
+private let devicesParleyBinary: URL? = {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     for config in ["debug", "release"] {
@@ -12,19 +12,19 @@ private let parleyBinary: URL? = {
     return nil
 }()
 
-private struct MissingBinary: Error, CustomStringConvertible {
+private struct DevicesMissingBinary: Error, CustomStringConvertible {
     var description: String { "parley binary not built: run 'swift build' first" }
 }
 
-private struct Run {
+private struct DevicesRun {
     var status: Int32
     var stdout: String
     var stderr: String
 }
 
-private func parley(_ args: [String], environment: [String: String] = [:]) throws -> Run {
+private func runDevicesCLI(_ args: [String], environment: [String: String] = [:]) throws -> DevicesRun {
     let p = Process()
-    guard let binary = parleyBinary else { throw MissingBinary() }
+    guard let binary = devicesParleyBinary else { throw DevicesMissingBinary() }
     p.executableURL = binary
     p.arguments = args
     var env = ProcessInfo.processInfo.environment
@@ -37,13 +37,13 @@ private func parley(_ args: [String], environment: [String: String] = [:]) throw
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
-    return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+    return DevicesRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
                stderr: String(decoding: e, as: UTF8.self))
 }
 
 /// A temp directory with a raw input and an ALSA configuration defining `testpcm` (capture
 /// from the raw file) and `testout` (playback into a raw file).
-private struct ALSAFixture {
+private struct DevicesALSAFixture {
     let dir: URL
     let input: [Int16]
     var conf: String { dir.appendingPathComponent("test.conf").path }
@@ -87,10 +87,10 @@ private func wavSamples(_ path: String) throws -> (rate: Int, channels: Int, sam
     return (0, 0, [])
 }
 
-@Suite(.enabled(if: parleyBinary != nil, "parley binary not built (run 'swift build'); CLI tests skipped"))
+@Suite(.enabled(if: devicesParleyBinary != nil, "parley binary not built (run 'swift build'); CLI tests skipped"))
 struct DevicesCLITests {
     @Test func devicesListsWhatIsPresentAndSaysNoneFoundOtherwise() throws {
-        let r = try parley(["devices"])
+        let r = try runDevicesCLI(["devices"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("ALSA PCMs:"))
         #expect(r.stdout.contains("null"))  // alsa-lib's own virtual PCM is always there
@@ -101,10 +101,10 @@ struct DevicesCLITests {
     }
 
     @Test func recordFromAFilePCMWritesAWAVEqualToTheRawInput() throws {
-        let fx = try ALSAFixture(samples: 24_000)  // 1.5 s at 16 kHz
+        let fx = try DevicesALSAFixture(samples: 24_000)  // 1.5 s at 16 kHz
         defer { fx.remove() }
         let wav = fx.path("rec.wav")
-        let r = try parley(["record", "--audio", "testpcm", "--rate", "16000", "--channels", "1",
+        let r = try runDevicesCLI(["record", "--audio", "testpcm", "--rate", "16000", "--channels", "1",
                             "--seconds", "1.5", "--output", wav],
                            environment: ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(fx.conf)"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -117,10 +117,10 @@ struct DevicesCLITests {
     }
 
     @Test func recordWithAnExplicitConfigurationKeepsStereoInterleaving() throws {
-        let fx = try ALSAFixture(samples: 4_800 * 2)  // 0.1 s stereo at 48 kHz
+        let fx = try DevicesALSAFixture(samples: 4_800 * 2)  // 0.1 s stereo at 48 kHz
         defer { fx.remove() }
         let wav = fx.path("stereo.wav")
-        let r = try parley(["record", "--audio", "testpcm", "--alsa-config", fx.conf, "--rate", "48000",
+        let r = try runDevicesCLI(["record", "--audio", "testpcm", "--alsa-config", fx.conf, "--rate", "48000",
                             "--channels", "2", "--seconds", "0.1", "--output", wav])
         #expect(r.status == 0, "\(r.stderr)")
         let got = try wavSamples(wav)
@@ -129,14 +129,14 @@ struct DevicesCLITests {
     }
 
     @Test func playToAFilePCMWritesExactlyTheWAVSamples() throws {
-        let fx = try ALSAFixture(samples: 8_000)
+        let fx = try DevicesALSAFixture(samples: 8_000)
         defer { fx.remove() }
         let wav = fx.path("rec.wav")
         let env = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(fx.conf)"]
-        let rec = try parley(["record", "--audio", "testpcm", "--rate", "8000", "--seconds", "1", "--output", wav],
+        let rec = try runDevicesCLI(["record", "--audio", "testpcm", "--rate", "8000", "--seconds", "1", "--output", wav],
                              environment: env)
         #expect(rec.status == 0, "\(rec.stderr)")
-        let play = try parley(["play", wav, "--audio", "testout"], environment: env)
+        let play = try runDevicesCLI(["play", wav, "--audio", "testout"], environment: env)
         #expect(play.status == 0, "\(play.stderr)")
         let played = try Data(contentsOf: URL(fileURLWithPath: fx.out)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         #expect(played == fx.input)
@@ -145,7 +145,7 @@ struct DevicesCLITests {
     @Test func missingCameraExitsNonZeroNamingTheDeviceAndWhatToCheck() throws {
         let node = FileManager.default.fileExists(atPath: "/dev/video0") ? "/dev/video-parley-absent" : "/dev/video0"
         let dir = FileManager.default.temporaryDirectory.path
-        let r = try parley(["record", "--video", node, "--size", "640x480", "--fps", "30", "--seconds", "1",
+        let r = try runDevicesCLI(["record", "--video", node, "--size", "640x480", "--fps", "30", "--seconds", "1",
                             "--output", dir + "/parley-\(UUID().uuidString).ivf"])
         #expect(r.status == 1)
         #expect(r.stderr.contains(node))
@@ -153,7 +153,7 @@ struct DevicesCLITests {
     }
 
     @Test func unknownPCMExitsNonZeroNamingThePCM() throws {
-        let r = try parley(["record", "--audio", "no_such_pcm_parley", "--seconds", "1",
+        let r = try runDevicesCLI(["record", "--audio", "no_such_pcm_parley", "--seconds", "1",
                             "--output", FileManager.default.temporaryDirectory.path + "/x-\(UUID().uuidString).wav"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("'no_such_pcm_parley'"))
@@ -161,17 +161,17 @@ struct DevicesCLITests {
     }
 
     @Test func patternVideoRecordsVP8IVFAndY4M() throws {
-        let fx = try ALSAFixture(samples: 2)
+        let fx = try DevicesALSAFixture(samples: 2)
         defer { fx.remove() }
         let ivf = fx.path("p.ivf"), y4m = fx.path("p.y4m")
-        let a = try parley(["record", "--video", "pattern", "--size", "64x48", "--fps", "50", "--seconds", "0.2", "--output", ivf])
+        let a = try runDevicesCLI(["record", "--video", "pattern", "--size", "64x48", "--fps", "50", "--seconds", "0.2", "--output", ivf])
         #expect(a.status == 0, "\(a.stderr)")
         let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ivf)))
         #expect(String(decoding: b[0..<4], as: UTF8.self) == "DKIF" && String(decoding: b[8..<12], as: UTF8.self) == "VP80")
         #expect(Int(b[12]) | Int(b[13]) << 8 == 64)
         #expect(Int(b[24]) == 10)  // frame count
         #expect(b[44] & 1 == 0)     // first frame is a VP8 keyframe (P bit clear)
-        let c = try parley(["record", "--video", "pattern", "--size", "64x48", "--fps", "50", "--seconds", "0.1", "--output", y4m])
+        let c = try runDevicesCLI(["record", "--video", "pattern", "--size", "64x48", "--fps", "50", "--seconds", "0.1", "--output", y4m])
         #expect(c.status == 0, "\(c.stderr)")
         let y = try Data(contentsOf: URL(fileURLWithPath: y4m))
         let header = "YUV4MPEG2 W64 H48 F50:1 Ip A1:1 C420jpeg\n"
@@ -180,18 +180,18 @@ struct DevicesCLITests {
     }
 
     @Test func usageErrorsExitWithStatusTwo() throws {
-        #expect(try parley(["record", "--audio", "x", "--output", "a.wav"]).status == 2)         // no --seconds
-        #expect(try parley(["record", "--audio", "x", "--seconds", "1", "--output", "a.mp3"]).status == 2)
-        #expect(try parley(["record", "--video", "pattern", "--size", "7x7", "--seconds", "1", "--output", "a.ivf"]).status == 2)
-        #expect(try parley(["play"]).status == 2)
-        let help = try parley(["record", "--help"])
+        #expect(try runDevicesCLI(["record", "--audio", "x", "--output", "a.wav"]).status == 2)         // no --seconds
+        #expect(try runDevicesCLI(["record", "--audio", "x", "--seconds", "1", "--output", "a.mp3"]).status == 2)
+        #expect(try runDevicesCLI(["record", "--video", "pattern", "--size", "7x7", "--seconds", "1", "--output", "a.ivf"]).status == 2)
+        #expect(try runDevicesCLI(["play"]).status == 2)
+        let help = try runDevicesCLI(["record", "--help"])
         #expect(help.status == 0 && help.stdout.contains("--audio PCM"))
     }
 
     @Test func playRejectsAFileThatIsNotAWAV() throws {
-        let fx = try ALSAFixture(samples: 100)
+        let fx = try DevicesALSAFixture(samples: 100)
         defer { fx.remove() }
-        let r = try parley(["play", fx.raw, "--audio", "null"])
+        let r = try runDevicesCLI(["play", fx.raw, "--audio", "null"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("not a WAV file"))
     }
