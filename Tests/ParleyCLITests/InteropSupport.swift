@@ -1,0 +1,296 @@
+// Helpers for the interop tests: run processes, find free UDP ports, read WAV and Y4M, and
+// compare decoded media with its source (audio correlation after alignment, video PSNR).
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The package root, found from this file's path.
+let interopPackageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// The built `parley` binary (`swift build` puts it in .build/debug).
+let parleyBinary = interopPackageRoot.appendingPathComponent(".build/debug/parley").path
+
+/// The full path of `tool` on PATH, or nil.
+func which(_ tool: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let p = "\(dir)/\(tool)"
+        if FileManager.default.isExecutableFile(atPath: p) { return p }
+    }
+    return nil
+}
+
+/// A UDP port that was free a moment ago (bound to port 0, read back, closed).
+func freeUDPPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+    }
+    _ = withUnsafeMutablePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
+    let port = UInt16(bigEndian: addr.sin_port)
+    // Even ports leave port+1 for RTCP (ffmpeg listens there).
+    return port & 1 == 0 && port < 65_000 ? port : freeUDPPort()
+}
+
+/// A child process with its output captured in a file.
+///
+/// Spawned with `posix_spawn` and an empty signal mask with default dispositions: the test
+/// runner's threads block most signals and a child would inherit that (Foundation's Process
+/// does), so the SIGINT/SIGTERM that make GStreamer and ffmpeg finish their files would stay
+/// pending forever.
+final class Child {
+    let pid: pid_t
+    let name: String
+    let outputURL: URL
+    private var status: Int32?
+
+    init(_ executable: String, _ arguments: [String], in directory: URL, name: String) throws {
+        self.name = name
+        outputURL = directory.appendingPathComponent("\(name).log")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // /bin/sh changes into `directory` and execs the tool (glibc here lacks addchdir_np).
+        let shellArgs = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory.path, executable] + arguments
+        let argv: [UnsafeMutablePointer<CChar>?] = shellArgs.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var child: pid_t = 0
+        let r = posix_spawn(&child, "/bin/sh", &actions, &attr, argv, environ)
+        guard r == 0 else { throw InteropError("posix_spawn \(executable): \(String(cString: strerror(r)))") }
+        pid = child
+    }
+
+    deinit { if status == nil { kill(pid, SIGKILL); _ = wait(seconds: 5) } }
+
+    /// Waits up to `seconds` for exit; kills the process if it does not exit. Returns its exit
+    /// status, 128 + signal when a signal ended it, or -1 when it had to be killed.
+    @discardableResult
+    func wait(seconds: Double) -> Int32 {
+        if let status { return status }
+        let deadline = Date().addingTimeInterval(seconds)
+        var killed = false
+        while true {
+            var st: Int32 = 0
+            let r = waitpid(pid, &st, WNOHANG)
+            if r == pid {
+                let code: Int32 = (st & 0x7F) == 0 ? (st >> 8) & 0xFF : 128 + (st & 0x7F)
+                status = killed ? -1 : code
+                return status!
+            }
+            if r < 0 { status = -1; return -1 }
+            if !killed && Date() >= deadline {
+                kill(pid, SIGKILL)
+                killed = true
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Whether the process exits within `seconds` (it is left running if not).
+    func exits(within seconds: Double) -> Bool {
+        if status != nil { return true }
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            var st: Int32 = 0
+            let r = waitpid(pid, &st, WNOHANG)
+            if r == pid {
+                status = (st & 0x7F) == 0 ? (st >> 8) & 0xFF : 128 + (st & 0x7F)
+                return true
+            }
+            if r < 0 { status = -1; return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// Sends `signal` and waits for the exit.
+    @discardableResult
+    func stop(_ signal: Int32, seconds: Double = 10) -> Int32 {
+        if status == nil { kill(pid, signal) }
+        return wait(seconds: seconds)
+    }
+
+    var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+}
+
+/// A fresh temporary directory for one test.
+func interopDirectory(_ name: String) throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-interop-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+// MARK: Media files (test-side readers, independent of the code under test)
+
+struct TestWAV {
+    var sampleRate: Int
+    var channels: Int
+    var samples: [Float]  // interleaved, full scale 1.0
+}
+
+/// Reads a 16-bit PCM WAV, tolerating streamed headers whose sizes were never patched.
+func readTestWAV(_ url: URL) throws -> TestWAV {
+    let b = [UInt8](try Data(contentsOf: url))
+    func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
+    func le32(_ i: Int) -> Int { le16(i) | le16(i + 2) << 16 }
+    guard b.count >= 12, String(decoding: b[0..<4], as: UTF8.self) == "RIFF" else { throw InteropError("\(url.lastPathComponent): not a WAV") }
+    var p = 12, rate = 0, channels = 0, bits = 0
+    while p + 8 <= b.count {
+        let id = String(decoding: b[p..<(p + 4)], as: UTF8.self)
+        let size = le32(p + 4)
+        if id == "fmt " { channels = le16(p + 10); rate = le32(p + 12); bits = le16(p + 22) }
+        if id == "data" {
+            guard bits == 16 else { throw InteropError("\(url.lastPathComponent): \(bits)-bit WAV") }
+            let end = min(b.count, size > 0 && p + 8 + size <= b.count ? p + 8 + size : b.count)
+            var s: [Float] = []
+            s.reserveCapacity((end - p - 8) / 2)
+            var i = p + 8
+            while i + 1 < end { s.append(Float(Int16(truncatingIfNeeded: le16(i))) / 32768); i += 2 }
+            return TestWAV(sampleRate: rate, channels: channels, samples: s)
+        }
+        p += 8 + size + (size & 1)
+    }
+    throw InteropError("\(url.lastPathComponent): no data chunk")
+}
+
+/// Writes mono 16-bit PCM as WAV.
+func writeTestWAV(_ url: URL, sampleRate: Int, samples: [Float]) throws {
+    var h: [UInt8] = Array("RIFF".utf8)
+    func put32(_ v: Int) { for k in 0..<4 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
+    func put16(_ v: Int) { for k in 0..<2 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
+    put32(36 + samples.count * 2)
+    h += Array("WAVEfmt ".utf8)
+    put32(16); put16(1); put16(1); put32(sampleRate); put32(sampleRate * 2); put16(2); put16(16)
+    h += Array("data".utf8)
+    put32(samples.count * 2)
+    for s in samples { put16(Int(Int16(max(-32768, min(32767, (s * 32768).rounded()))))) }
+    try Data(h).write(to: url)
+}
+
+struct TestY4M {
+    var width: Int
+    var height: Int
+    var header: String
+    var frames: [[UInt8]]  // packed I420 planes
+}
+
+func readTestY4M(_ url: URL) throws -> TestY4M {
+    let b = [UInt8](try Data(contentsOf: url))
+    guard let nl = b.firstIndex(of: 0x0A), b.starts(with: Array("YUV4MPEG2".utf8)) else {
+        throw InteropError("\(url.lastPathComponent): not a Y4M file (\(b.count) bytes)")
+    }
+    let header = String(decoding: b[0..<nl], as: UTF8.self)
+    var w = 0, h = 0
+    for t in header.split(separator: " ") {
+        if t.first == "W" { w = Int(t.dropFirst()) ?? 0 }
+        if t.first == "H" { h = Int(t.dropFirst()) ?? 0 }
+    }
+    let size = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)
+    var frames: [[UInt8]] = []
+    var p = nl + 1
+    while p < b.count, let e = b[p...].firstIndex(of: 0x0A), e + 1 + size <= b.count {
+        frames.append(Array(b[(e + 1)..<(e + 1 + size)]))
+        p = e + 1 + size
+    }
+    return TestY4M(width: w, height: h, header: header, frames: frames)
+}
+
+func writeTestY4M(_ url: URL, _ video: TestY4M) throws {
+    var out = Data((video.header + "\n").utf8)
+    for f in video.frames { out.append(Data("FRAME\n".utf8)); out.append(Data(f)) }
+    try out.write(to: url)
+}
+
+struct InteropError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+// MARK: Comparison
+
+/// The best normalised correlation of `decoded` against `source` over lags -maxLag...maxLag
+/// (samples), found coarsely at 1/8 rate and refined at full rate; and the lag.
+func alignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -> (correlation: Double, lag: Int) {
+    func correlation(_ a: UnsafeBufferPointer<Float>, _ b: UnsafeBufferPointer<Float>, lag: Int) -> Double {
+        // b[i + lag] against a[i]
+        var sab = 0.0, saa = 0.0, sbb = 0.0
+        let start = max(0, -lag), end = min(a.count, b.count - lag)
+        guard end - start > 100 else { return 0 }
+        for i in start..<end {
+            let x = Double(a[i]), y = Double(b[i + lag])
+            sab += x * y; saa += x * x; sbb += y * y
+        }
+        return saa > 0 && sbb > 0 ? sab / (saa * sbb).squareRoot() : 0
+    }
+    func decimate(_ x: [Float]) -> [Float] {
+        stride(from: 0, to: x.count - 7, by: 8).map { i in (0..<8).reduce(Float(0)) { $0 + x[i + $1] } / 8 }
+    }
+    let sa = decimate(source), sb = decimate(decoded)
+    var best = (-2.0, 0)
+    sa.withUnsafeBufferPointer { a in
+        sb.withUnsafeBufferPointer { b in
+            for lag in stride(from: -maxLag / 8, through: maxLag / 8, by: 1) {
+                let c = correlation(a, b, lag: lag)
+                if c > best.0 { best = (c, lag * 8) }
+            }
+        }
+    }
+    var fine = (-2.0, best.1)
+    source.withUnsafeBufferPointer { a in
+        decoded.withUnsafeBufferPointer { b in
+            for lag in (best.1 - 12)...(best.1 + 12) {
+                let c = correlation(a, b, lag: lag)
+                if c > fine.0 { fine = (c, lag) }
+            }
+        }
+    }
+    return fine
+}
+
+/// PSNR of the luma planes of two frames of `width` x `height`, in dB (99 when identical).
+func lumaPSNR(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> Double {
+    var se = 0.0
+    for i in 0..<(width * height) { let d = Double(a[i]) - Double(b[i]); se += d * d }
+    guard se > 0 else { return 99 }
+    return 10 * log10(255 * 255 / (se / Double(width * height)))
+}
+
+/// Mean luma PSNR of decoded frames against the source, at the frame offset (0...3 frames lost
+/// at the start) that matches best; and how many frames were compared.
+func meanPSNR(source: TestY4M, decoded: TestY4M) -> (psnr: Double, frames: Int) {
+    var best = (0.0, 0)
+    for offset in 0...min(3, max(0, source.frames.count - 1)) {
+        let n = min(decoded.frames.count, source.frames.count - offset)
+        guard n > 0 else { continue }
+        var sum = 0.0
+        for i in 0..<n {
+            sum += lumaPSNR(source.frames[i + offset], decoded.frames[i], width: source.width, height: source.height)
+        }
+        if sum / Double(n) > best.0 { best = (sum / Double(n), n) }
+    }
+    return best
+}
