@@ -11,10 +11,10 @@ let interopPackageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     .deletingLastPathComponent()
 
 /// The built `parley` binary (`swift build` puts it in .build/debug).
-let parleyBinary = interopPackageRoot.appendingPathComponent(".build/debug/parley").path
+let interopParleyBinary = interopPackageRoot.appendingPathComponent(".build/debug/parley").path
 
 /// The full path of `tool` on PATH, or nil.
-func which(_ tool: String) -> String? {
+func interopWhich(_ tool: String) -> String? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
         let p = "\(dir)/\(tool)"
         if FileManager.default.isExecutableFile(atPath: p) { return p }
@@ -23,7 +23,7 @@ func which(_ tool: String) -> String? {
 }
 
 /// A UDP port that was free a moment ago (bound to port 0, read back, closed).
-func freeUDPPort() -> UInt16 {
+func interopFreeUDPPort() -> UInt16 {
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()
@@ -39,7 +39,7 @@ func freeUDPPort() -> UInt16 {
     }
     let port = UInt16(bigEndian: addr.sin_port)
     // Even ports leave port+1 for RTCP (ffmpeg listens there).
-    return port & 1 == 0 && port < 65_000 ? port : freeUDPPort()
+    return port & 1 == 0 && port < 65_000 ? port : interopFreeUDPPort()
 }
 
 /// A child process with its output captured in a file.
@@ -48,7 +48,7 @@ func freeUDPPort() -> UInt16 {
 /// runner's threads block most signals and a child would inherit that (Foundation's Process
 /// does), so the SIGINT/SIGTERM that make GStreamer and ffmpeg finish their files would stay
 /// pending forever.
-final class Child {
+final class InteropChild {
     let pid: pid_t
     let name: String
     let outputURL: URL
@@ -146,14 +146,14 @@ func interopDirectory(_ name: String) throws -> URL {
 
 // MARK: Media files (test-side readers, independent of the code under test)
 
-struct TestWAV {
+struct InteropWAV {
     var sampleRate: Int
     var channels: Int
     var samples: [Float]  // interleaved, full scale 1.0
 }
 
 /// Reads a 16-bit PCM WAV, tolerating streamed headers whose sizes were never patched.
-func readTestWAV(_ url: URL) throws -> TestWAV {
+func readInteropWAV(_ url: URL) throws -> InteropWAV {
     let b = [UInt8](try Data(contentsOf: url))
     func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
     func le32(_ i: Int) -> Int { le16(i) | le16(i + 2) << 16 }
@@ -170,7 +170,7 @@ func readTestWAV(_ url: URL) throws -> TestWAV {
             s.reserveCapacity((end - p - 8) / 2)
             var i = p + 8
             while i + 1 < end { s.append(Float(Int16(truncatingIfNeeded: le16(i))) / 32768); i += 2 }
-            return TestWAV(sampleRate: rate, channels: channels, samples: s)
+            return InteropWAV(sampleRate: rate, channels: channels, samples: s)
         }
         p += 8 + size + (size & 1)
     }
@@ -178,7 +178,7 @@ func readTestWAV(_ url: URL) throws -> TestWAV {
 }
 
 /// Writes mono 16-bit PCM as WAV.
-func writeTestWAV(_ url: URL, sampleRate: Int, samples: [Float]) throws {
+func writeInteropWAV(_ url: URL, sampleRate: Int, samples: [Float]) throws {
     var h: [UInt8] = Array("RIFF".utf8)
     func put32(_ v: Int) { for k in 0..<4 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
     func put16(_ v: Int) { for k in 0..<2 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
@@ -191,14 +191,14 @@ func writeTestWAV(_ url: URL, sampleRate: Int, samples: [Float]) throws {
     try Data(h).write(to: url)
 }
 
-struct TestY4M {
+struct InteropY4M {
     var width: Int
     var height: Int
     var header: String
     var frames: [[UInt8]]  // packed I420 planes
 }
 
-func readTestY4M(_ url: URL) throws -> TestY4M {
+func readInteropY4M(_ url: URL) throws -> InteropY4M {
     let b = [UInt8](try Data(contentsOf: url))
     guard let nl = b.firstIndex(of: 0x0A), b.starts(with: Array("YUV4MPEG2".utf8)) else {
         throw InteropError("\(url.lastPathComponent): not a Y4M file (\(b.count) bytes)")
@@ -216,10 +216,10 @@ func readTestY4M(_ url: URL) throws -> TestY4M {
         frames.append(Array(b[(e + 1)..<(e + 1 + size)]))
         p = e + 1 + size
     }
-    return TestY4M(width: w, height: h, header: header, frames: frames)
+    return InteropY4M(width: w, height: h, header: header, frames: frames)
 }
 
-func writeTestY4M(_ url: URL, _ video: TestY4M) throws {
+func writeInteropY4M(_ url: URL, _ video: InteropY4M) throws {
     var out = Data((video.header + "\n").utf8)
     for f in video.frames { out.append(Data("FRAME\n".utf8)); out.append(Data(f)) }
     try out.write(to: url)
@@ -234,7 +234,7 @@ struct InteropError: Error, CustomStringConvertible {
 
 /// The best normalised correlation of `decoded` against `source` over lags -maxLag...maxLag
 /// (samples), found coarsely at 1/8 rate and refined at full rate; and the lag.
-func alignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -> (correlation: Double, lag: Int) {
+func interopAlignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -> (correlation: Double, lag: Int) {
     func correlation(_ a: UnsafeBufferPointer<Float>, _ b: UnsafeBufferPointer<Float>, lag: Int) -> Double {
         // b[i + lag] against a[i]
         var sab = 0.0, saa = 0.0, sbb = 0.0
@@ -272,7 +272,7 @@ func alignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -> (corr
 }
 
 /// PSNR of the luma planes of two frames of `width` x `height`, in dB (99 when identical).
-func lumaPSNR(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> Double {
+func interopLumaPSNR(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> Double {
     var se = 0.0
     for i in 0..<(width * height) { let d = Double(a[i]) - Double(b[i]); se += d * d }
     guard se > 0 else { return 99 }
@@ -281,14 +281,14 @@ func lumaPSNR(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> Double {
 
 /// Mean luma PSNR of decoded frames against the source, at the frame offset (0...3 frames lost
 /// at the start) that matches best; and how many frames were compared.
-func meanPSNR(source: TestY4M, decoded: TestY4M) -> (psnr: Double, frames: Int) {
+func interopMeanPSNR(source: InteropY4M, decoded: InteropY4M) -> (psnr: Double, frames: Int) {
     var best = (0.0, 0)
     for offset in 0...min(3, max(0, source.frames.count - 1)) {
         let n = min(decoded.frames.count, source.frames.count - offset)
         guard n > 0 else { continue }
         var sum = 0.0
         for i in 0..<n {
-            sum += lumaPSNR(source.frames[i + offset], decoded.frames[i], width: source.width, height: source.height)
+            sum += interopLumaPSNR(source.frames[i + offset], decoded.frames[i], width: source.width, height: source.height)
         }
         if sum / Double(n) > best.0 { best = (sum / Double(n), n) }
     }

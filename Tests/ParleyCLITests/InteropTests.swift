@@ -10,9 +10,9 @@ import Testing
 import Glibc
 #endif
 
-private let gst = which("gst-launch-1.0")
-private let ffmpeg = which("ffmpeg")
-private let haveParley = FileManager.default.isExecutableFile(atPath: parleyBinary)
+private let gst = interopWhich("gst-launch-1.0")
+private let ffmpeg = interopWhich("ffmpeg")
+private let haveParley = FileManager.default.isExecutableFile(atPath: interopParleyBinary)
 private let parleyMissing: Comment = "the parley binary is not built at .build/debug/parley (run 'swift build' first)"
 
 /// Thresholds. Opus keeps speech close to the waveform: measured here 0.99 for the GStreamer
@@ -24,20 +24,20 @@ private let minPSNR = 30.0
 
 /// 2 s of real speech at 48 kHz mono (from 0.5 s into SampleMedia/speech/speech-48k.wav).
 private func makeAudioSource(in dir: URL) throws -> (URL, [Float]) {
-    let wav = try readTestWAV(interopPackageRoot.appendingPathComponent("SampleMedia/speech/speech-48k.wav"))
+    let wav = try readInteropWAV(interopPackageRoot.appendingPathComponent("SampleMedia/speech/speech-48k.wav"))
     let start = min(24_000, wav.samples.count / 4)
     let excerpt = Array(wav.samples[start..<min(wav.samples.count, start + 96_000)])
     let url = dir.appendingPathComponent("source.wav")
-    try writeTestWAV(url, sampleRate: 48_000, samples: excerpt)
+    try writeInteropWAV(url, sampleRate: 48_000, samples: excerpt)
     return (url, excerpt)
 }
 
 /// 2 s of video: SampleMedia/video/sample.y4m (0.5 s) played four times.
-private func makeVideoSource(in dir: URL) throws -> (URL, TestY4M) {
-    var video = try readTestY4M(interopPackageRoot.appendingPathComponent("SampleMedia/video/sample.y4m"))
+private func makeVideoSource(in dir: URL) throws -> (URL, InteropY4M) {
+    var video = try readInteropY4M(interopPackageRoot.appendingPathComponent("SampleMedia/video/sample.y4m"))
     video.frames = Array([[[UInt8]]](repeating: video.frames, count: 4).joined())
     let url = dir.appendingPathComponent("source.y4m")
-    try writeTestY4M(url, video)
+    try writeInteropY4M(url, video)
     return (url, video)
 }
 
@@ -47,19 +47,19 @@ private func sdp(media: String, port: UInt16, payloadType: Int, rtpmap: String) 
 }
 
 private func expectAudioMatches(_ decodedURL: URL, _ source: [Float], _ who: String) throws {
-    let decoded = try readTestWAV(decodedURL)
+    let decoded = try readInteropWAV(decodedURL)
     #expect(decoded.sampleRate == 48_000, "\(who): sample rate")
     #expect(decoded.samples.count >= source.count * 8 / 10, "\(who): decoded \(decoded.samples.count) of \(source.count) samples")
-    let (c, lag) = alignedCorrelation(source: source, decoded: decoded.samples, maxLag: 24_000)
+    let (c, lag) = interopAlignedCorrelation(source: source, decoded: decoded.samples, maxLag: 24_000)
     #expect(c >= minCorrelation, "\(who): correlation \(c) at lag \(lag)")
     print("interop \(who): \(decoded.samples.count) samples, correlation \(String(format: "%.4f", c)) at lag \(lag)")
 }
 
-private func expectVideoMatches(_ decodedURL: URL, _ source: TestY4M, _ who: String) throws {
-    let decoded = try readTestY4M(decodedURL)
+private func expectVideoMatches(_ decodedURL: URL, _ source: InteropY4M, _ who: String) throws {
+    let decoded = try readInteropY4M(decodedURL)
     #expect(decoded.width == source.width && decoded.height == source.height, "\(who): size \(decoded.width)x\(decoded.height)")
     #expect(decoded.frames.count >= source.frames.count * 8 / 10, "\(who): \(decoded.frames.count) of \(source.frames.count) frames")
-    let (psnr, n) = meanPSNR(source: source, decoded: decoded)
+    let (psnr, n) = interopMeanPSNR(source: source, decoded: decoded)
     #expect(psnr >= minPSNR, "\(who): PSNR \(psnr) dB over \(n) frames")
     print("interop \(who): \(decoded.frames.count) frames, luma PSNR \(String(format: "%.2f", psnr)) dB over \(n)")
 }
@@ -77,12 +77,12 @@ private func receiveStatistics(_ output: String) -> [String: String] {
 /// ffmpeg reading an SDP stops by itself after `-t` seconds of output; a lone SIGTERM is the
 /// fallback (ffmpeg then finishes the file, but its RTP read may block up to 10 s first; a
 /// second signal would abort without writing the trailer).
-private func finishFFmpegReceiver(_ receiver: Child) {
+private func finishFFmpegReceiver(_ receiver: InteropChild) {
     if !receiver.exits(within: 5) { receiver.stop(SIGTERM, seconds: 15) }
 }
 
 private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
-    let send = try Child(parleyBinary, ["send", "--to", "127.0.0.1:\(port)", file.path], in: dir, name: "parley-send")
+    let send = try InteropChild(interopParleyBinary, ["send", "--to", "127.0.0.1:\(port)", file.path], in: dir, name: "parley-send")
     let status = send.wait(seconds: 30)
     #expect(status == 0, "parley send failed: \(send.output)")
 }
@@ -94,8 +94,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsOpusToGStreamer() throws {
         let dir = try interopDirectory("send-opus-gst")
         let (src, samples) = try makeAudioSource(in: dir)
-        let port = freeUDPPort()
-        let receiver = try Child(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
+        let port = interopFreeUDPPort()
+        let receiver = try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
                                         "caps=application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
                                         "!", "rtpjitterbuffer", "latency=100", "!", "rtpopusdepay", "!", "opusdec", "!",
                                         "audioconvert", "!", "audioresample", "!",
@@ -112,8 +112,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsVP8ToGStreamer() throws {
         let dir = try interopDirectory("send-vp8-gst")
         let (src, video) = try makeVideoSource(in: dir)
-        let port = freeUDPPort()
-        let receiver = try Child(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
+        let port = interopFreeUDPPort()
+        let receiver = try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
                                         "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=VP8,payload=96",
                                         "!", "rtpjitterbuffer", "latency=100", "!", "rtpvp8depay", "!", "vp8dec", "!",
                                         "y4menc", "!", "filesink", "location=gst.y4m"], in: dir, name: "gst")
@@ -128,10 +128,10 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsOpusToFFmpeg() throws {
         let dir = try interopDirectory("send-opus-ffmpeg")
         let (src, samples) = try makeAudioSource(in: dir)
-        let port = freeUDPPort()
+        let port = interopFreeUDPPort()
         try sdp(media: "audio", port: port, payloadType: 111, rtpmap: "opus/48000/2")
             .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
-        let receiver = try Child(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
+        let receiver = try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
                                            "-i", "stream.sdp", "-t", "1.9", "-ac", "1", "-ar", "48000", "ff.wav"],
                                  in: dir, name: "ffmpeg")
         usleep(1_000_000)
@@ -144,10 +144,10 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsVP8ToFFmpeg() throws {
         let dir = try interopDirectory("send-vp8-ffmpeg")
         let (src, video) = try makeVideoSource(in: dir)
-        let port = freeUDPPort()
+        let port = interopFreeUDPPort()
         try sdp(media: "video", port: port, payloadType: 96, rtpmap: "VP8/90000")
             .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
-        let receiver = try Child(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
+        let receiver = try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
                                            "-i", "stream.sdp", "-t", "1.9", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p",
                                            "ff.y4m"],
                                  in: dir, name: "ffmpeg")
@@ -162,9 +162,9 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     /// Starts `parley receive`, runs the sender to completion, waits for the receiver's idle
     /// exit and returns its statistics.
     private func receive(codec: String, output: String, in dir: URL,
-                         sender: (UInt16) throws -> Child) throws -> [String: String] {
-        let port = freeUDPPort()
-        let receiver = try Child(parleyBinary, ["receive", "--port", "\(port)", "--codec", codec, "--output", output,
+                         sender: (UInt16) throws -> InteropChild) throws -> [String: String] {
+        let port = interopFreeUDPPort()
+        let receiver = try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", codec, "--output", output,
                                                 "--idle-timeout", "1"], in: dir, name: "parley-receive")
         usleep(300_000)
         let s = try sender(port)
@@ -181,7 +181,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
         let dir = try interopDirectory("gst-opus-receive")
         let (src, samples) = try makeAudioSource(in: dir)
         _ = try receive(codec: "opus", output: "received.wav", in: dir) { port in
-            try Child(gst!, ["-q", "filesrc", "location=\(src.path)", "!", "wavparse", "!", "audioconvert", "!",
+            try InteropChild(gst!, ["-q", "filesrc", "location=\(src.path)", "!", "wavparse", "!", "audioconvert", "!",
                              "audioresample", "!", "opusenc", "bitrate=48000", "!", "rtpopuspay", "pt=111", "!",
                              "udpsink", "host=127.0.0.1", "port=\(port)"], in: dir, name: "gst")
         }
@@ -193,7 +193,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
         let dir = try interopDirectory("gst-vp8-receive")
         let (src, video) = try makeVideoSource(in: dir)
         let stats = try receive(codec: "vp8", output: "received.y4m", in: dir) { port in
-            try Child(gst!, ["-q", "filesrc", "location=\(src.path)", "!", "y4mdec", "!", "vp8enc", "deadline=1",
+            try InteropChild(gst!, ["-q", "filesrc", "location=\(src.path)", "!", "y4mdec", "!", "vp8enc", "deadline=1",
                              "target-bitrate=800000", "!", "rtpvp8pay", "pt=96", "!",
                              "udpsink", "host=127.0.0.1", "port=\(port)"], in: dir, name: "gst")
         }
@@ -206,7 +206,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
         let dir = try interopDirectory("ffmpeg-opus-receive")
         let (src, samples) = try makeAudioSource(in: dir)
         _ = try receive(codec: "opus", output: "received.wav", in: dir) { port in
-            try Child(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-re", "-i", src.path, "-c:a", "libopus", "-b:a", "48k",
+            try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-re", "-i", src.path, "-c:a", "libopus", "-b:a", "48k",
                                 "-f", "rtp", "-payload_type", "111", "rtp://127.0.0.1:\(port)"], in: dir, name: "ffmpeg")
         }
         try expectAudioMatches(dir.appendingPathComponent("received.wav"), samples, "ffmpeg opus -> parley receive")
@@ -217,13 +217,13 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
         let dir = try interopDirectory("ffmpeg-vp8-receive")
         let (src, video) = try makeVideoSource(in: dir)
         let stats = try receive(codec: "vp8", output: "received.ivf", in: dir) { port in
-            try Child(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-re", "-i", src.path, "-c:v", "libvpx", "-b:v", "800k",
+            try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-re", "-i", src.path, "-c:v", "libvpx", "-b:v", "800k",
                                 "-deadline", "realtime", "-f", "rtp", "-payload_type", "96", "rtp://127.0.0.1:\(port)"],
                       in: dir, name: "ffmpeg")
         }
         #expect(stats["frames"] == "\(video.frames.count)")
         // The IVF file must be valid for another demuxer: decode it with ffmpeg and compare.
-        let convert = try Child(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-y", "-i", "received.ivf",
+        let convert = try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-y", "-i", "received.ivf",
                                           "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p", "decoded.y4m"], in: dir, name: "convert")
         #expect(convert.wait(seconds: 30) == 0, "ffmpeg could not read the IVF: \(convert.output)")
         try expectVideoMatches(dir.appendingPathComponent("decoded.y4m"), video, "ffmpeg vp8 -> parley receive (IVF)")
