@@ -5,7 +5,9 @@ import ParleyJitter
 /// concealment (`opus_decode(NULL)`) and in-band FEC recovery from the next packet.
 ///
 /// Durations passed to Opus must be multiples of 2.5 ms; a concealment request that is not
-/// (a gap of odd length) is rounded down and the buffer pads the rest with silence.
+/// (a gap of odd length) is rounded down and the buffer pads the rest with silence. FEC is
+/// attempted only from SILK or hybrid packets (CELT-only ones carry none); a SILK packet
+/// without LBRR data makes libopus conceal instead, which still counts as a recovery.
 /// Threading: as the decoder it owns, one thread at a time.
 public struct OpusJitterDecoder: ~Copyable, JitterBufferDecoder {
     /// The wrapped decoder.
@@ -38,6 +40,8 @@ public struct OpusJitterDecoder: ~Copyable, JitterBufferDecoder {
                                    samplesPerChannel: Int) -> Int? {
         let ch = decoder.channels
         guard samplesPerChannel > 0, samplesPerChannel % quantum == 0, samplesPerChannel * ch <= output.count else { return nil }
+        // CELT-only packets carry no LBRR (FEC) data: libopus would only conceal.
+        guard let info = try? OpusPacketInfo(parsing: next), info.mode != .celt else { return nil }
         return try? decoder.recoverLost(from: next, into: UnsafeMutableBufferPointer(rebasing: output[0..<(samplesPerChannel * ch)]))
     }
 }

@@ -19,6 +19,9 @@ public struct DelayEstimator: Sendable {
     static let binCount = 4096
 
     private var bins: [Double]
+    /// Sums of `blockSize` consecutive bins, so a quantile scans 64 blocks + 64 bins.
+    private var blocks: [Double]
+    static let blockSize = 64
     private var total = 0.0
     private var weight = 1.0
     private var samples = 0
@@ -47,6 +50,7 @@ public struct DelayEstimator: Sendable {
         self.forgetFactor = forgetFactor
         self.windowMs = windowMs
         bins = [Double](repeating: 0, count: Self.binCount)
+        blocks = [Double](repeating: 0, count: Self.binCount / Self.blockSize)
         windowCenters = [Double](repeating: 0, count: windows)
         windowMinima = [Double](repeating: 0, count: windows)
         scratch = [Double](repeating: 0, count: windows * (windows - 1) / 2)
@@ -72,11 +76,13 @@ public struct DelayEstimator: Sendable {
         let f = min(forgetFactor, (n + 1) / (n + 2))
         weight /= f
         bins[bin] += weight
+        blocks[bin / Self.blockSize] += weight
         total += weight
         samples += 1
         if weight > 1e100 {
             let s = 1 / weight
             for i in 0..<bins.count { bins[i] *= s }
+            for i in 0..<blocks.count { blocks[i] *= s }
             total *= s
             weight = 1
         }
@@ -87,18 +93,25 @@ public struct DelayEstimator: Sendable {
         guard total > 0 else { return 0 }
         let goal = q * total
         var acc = 0.0
-        var i = 0
-        while i < bins.count {
+        var b = 0
+        while b < blocks.count - 1 && acc + blocks[b] < goal {
+            acc += blocks[b]
+            b += 1
+        }
+        var i = b * Self.blockSize
+        let end = i + Self.blockSize
+        while i < end - 1 {
             acc += bins[i]
             if acc >= goal { break }
             i += 1
         }
-        return Double(min(i, bins.count - 1)) + 1 + Self.lowestResidualMs
+        return Double(i) + 1 + Self.lowestResidualMs
     }
 
     /// Forgets every delay (after a stream restart on another path).
     public mutating func reset() {
         for i in 0..<bins.count { bins[i] = 0 }
+        for i in 0..<blocks.count { blocks[i] = 0 }
         total = 0; weight = 1; samples = 0
         windowCount = 0; windowNext = 0
         currentWindowStart = .nan; currentWindowMin = .infinity

@@ -21,9 +21,9 @@ enum TimeStretch {
                              sampleRate: Int, wantedSamples: Int) -> Int {
         guard n >= 8, wantedSamples > 0 else { return 0 }
         let half = n / 2
-        var energy = 0.0
-        for i in 0..<n { energy += abs(Double(x[i * channels])) }
-        if energy / Double(n) < quietAmplitude {
+        var energy: UInt = 0
+        for i in 0..<n { energy += Int(x[i * channels]).magnitude }
+        if Double(energy) / Double(n) < quietAmplitude {
             return min(wantedSamples, half)
         }
         let minLag = max(2, sampleRate * 25 / 10_000)       // 2.5 ms
@@ -52,15 +52,17 @@ enum TimeStretch {
 
     /// Normalised correlation of `x[0..<lag]` with `x[lag..<2*lag]` (channel 0).
     private static func correlation(_ x: UnsafeMutableBufferPointer<Int16>, lag: Int, channels: Int, stride: Int) -> Double {
-        var xy = 0.0, xx = 0.0, yy = 0.0
+        // Int16 products fit in Int32; sums of up to 2^31 of them fit in Int64.
+        var xy: Int64 = 0, xx: Int64 = 0, yy: Int64 = 0
+        let base = x.baseAddress!
         var i = 0
         while i < lag {
-            let a = Double(x[i * channels]), b = Double(x[(i + lag) * channels])
-            xy += a * b; xx += a * a; yy += b * b
+            let a = Int64(base[i * channels]), b = Int64(base[(i + lag) * channels])
+            xy &+= a * b; xx &+= a * a; yy &+= b * b
             i += stride
         }
-        let d = (xx * yy).squareRoot()
-        return d > 0 ? xy / d : 0
+        let d = (Double(xx) * Double(yy)).squareRoot()
+        return d > 0 ? Double(xy) / d : 0
     }
 
     /// Removes `length` samples per channel from `x[0..<n]` by crossfading; returns the new count.
