@@ -150,10 +150,11 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
             throw OpusError.badFrame(count: pcm.count, channels: channels, sampleRate: sampleRate,
                                      operation: "opus_encode_float")
         }
-        // x - x is 0 for finite x and NaN for NaN or ±infinity; one pass, no branches per sample.
-        var acc: Float = 0
-        for x in pcm { acc += x - x }
-        if acc != 0 || acc.isNaN {
+        // A sample is NaN or ±infinity when its exponent bits are all ones; adding one to the
+        // exponent then carries into bit 31. Integer OR-reduction: branch-free, vectorised.
+        var carry: UInt32 = 0
+        for x in pcm { carry |= ((x.bitPattern & 0x7F80_0000) &+ 0x0080_0000) & 0x8000_0000 }
+        if carry != 0 {
             let i = pcm.firstIndex { !$0.isFinite } ?? 0
             throw OpusError(code: OPUS_BAD_ARG, operation: "opus_encode_float",
                             detail: "non-finite sample (\(pcm[i])) at index \(i)")
