@@ -389,10 +389,15 @@ public struct AudioJitterBuffer: Sendable {
             return
         }
 
+        // The first packet held after the missing one (all held packets lie in
+        // nextSeq ..< nextSeq + capacity).
+        var q = nextSeq + 1
         if stored > 0 {
+            let limit = nextSeq + Int64(c.capacity)
+            while q < limit && slotSeq[Int(q & Int64(mask))] != q { q += 1 }
+        }
+        if stored > 0 && q < nextSeq + Int64(c.capacity) {
             // The packet due is missing but later ones are here: it is lost (or very late).
-            var q = nextSeq + 1
-            while slotSeq[Int(q & Int64(mask))] != q { q += 1 }
             let qs = Int(q & Int64(mask))
             if slotMedia[qs] <= nextTS {
                 nextSeq = q

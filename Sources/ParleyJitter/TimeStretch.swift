@@ -11,7 +11,7 @@
 enum TimeStretch {
     /// Minimum normalised correlation for a speech block to be stretched (below it the block
     /// is noise-like and a splice would be audible; NetEq uses a similar gate).
-    static let minimumCorrelation = 0.4
+    static let minimumCorrelation = 0.5
     /// Mean absolute amplitude under which a block counts as quiet.
     static let quietAmplitude = 100.0
 
@@ -39,8 +39,10 @@ enum TimeStretch {
             lag += step
         }
         guard bestLag > 0 else { return 0 }
-        // Refine around the coarse lag at full rate.
+        // Refine around the coarse lag at full rate; gate on the full-rate correlation only
+        // (a coarse one over a few points can look periodic in noise).
         let lo = max(minLag, bestLag - step + 1), hi = min(maxLag, bestLag + step - 1)
+        bestCorr = -1
         if lo <= hi {
             for l in lo...hi {
                 let c = correlation(x, lag: l, channels: channels, stride: 1)
