@@ -17,6 +17,8 @@ struct DeviceLevelMeter {
     private var mono: [Float]
     private var lastDraw = MonotonicTime.zero
     private var peakDb: Float = -100
+    private var lastDb: Float = -100
+    private var lastElapsed = 0.0
 
     init(format: AudioFormat, framesPerRead: Int, totalSeconds: Double, quiet: Bool) {
         enabled = !quiet && isatty(STDERR_FILENO) != 0
@@ -44,6 +46,8 @@ struct DeviceLevelMeter {
         let rms = (sum / Float(max(1, n * channels))).squareRoot()
         let db = rms > 0 ? max(-100, 20 * log10(rms)) : -100
         peakDb = max(peakDb, db)
+        lastDb = db
+        lastElapsed = elapsedSeconds
         if vad != nil {
             mono.withUnsafeBufferPointer { m in
                 vad!.process(UnsafeBufferPointer(rebasing: m[0..<n])) { d in _ = talk.process(d) }
@@ -66,9 +70,11 @@ struct DeviceLevelMeter {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
-    /// Ends the status line.
+    /// Draws the final state (so even a recording shorter than one redraw shows it) and
+    /// ends the status line.
     func finish() {
         guard enabled else { return }
+        draw(db: max(peakDb, lastDb), elapsed: lastElapsed)
         FileHandle.standardError.write(Data("\n".utf8))
     }
 }

@@ -179,6 +179,31 @@ struct DevicesCLITests {
         #expect(y.count == header.utf8.count + 5 * (6 + 64 * 48 * 3 / 2))
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) for a pty"))
+    func recordShowsALevelMeterAndTalkingStateOnATerminal() throws {
+        let fx = try DevicesALSAFixture(samples: 16_000)
+        defer { fx.remove() }
+        let wav = fx.path("tty.wav")
+        // script(1) runs the command on a pseudo-terminal, so stderr is a tty.
+        let command = "\(devicesParleyBinary!.path) record --audio testpcm --alsa-config \(fx.conf) --rate 16000 "
+            + "--seconds 1 --output \(wav)"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        p.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.contains("dBFS"))
+        #expect(text.contains("\r["))
+        #expect(text.contains("talking") || text.contains("silent"))
+        #expect(text.contains("1.00/1.00 s"))
+    }
+
     @Test func usageErrorsExitWithStatusTwo() throws {
         #expect(try runDevicesCLI(["record", "--audio", "x", "--output", "a.wav"]).status == 2)         // no --seconds
         #expect(try runDevicesCLI(["record", "--audio", "x", "--seconds", "1", "--output", "a.mp3"]).status == 2)
