@@ -445,6 +445,9 @@ public struct AudioJitterBuffer: Sendable {
         let wanted = Int(abs(errorMs) * Double(c.sampleRate) / 1000)
         let threshold = c.stretchThresholdMs
         let rate = c.sampleRate
+        // Far from the target, accept a weaker periodicity (an audible splice beats a
+        // long-lasting excess delay); near it, only clean pitch periods.
+        let gate = abs(errorMs) > 4 * threshold ? c.stretchMinimumCorrelation * 0.6 : c.stretchMinimumCorrelation
         var removed = 0, inserted = 0
         let decoded: Int? = payloads.withUnsafeBytes { src in
             pcm.withUnsafeMutableBufferPointer { dst in
@@ -468,7 +471,8 @@ public struct AudioJitterBuffer: Sendable {
             let accelerate = errorMs > 0
             n = pcm.withUnsafeMutableBufferPointer { dst in
                 let region = UnsafeMutableBufferPointer(rebasing: dst[start..<dst.count])
-                let l = TimeStretch.chooseLength(region, count: n, channels: ch, sampleRate: rate, wantedSamples: wanted)
+                let l = TimeStretch.chooseLength(region, count: n, channels: ch, sampleRate: rate, wantedSamples: wanted,
+                                                 minimumCorrelation: gate)
                 guard l > 0 else { return n }
                 if accelerate {
                     let m = TimeStretch.accelerate(region, count: n, channels: ch, length: l)

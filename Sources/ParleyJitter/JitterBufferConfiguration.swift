@@ -41,6 +41,10 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
     public var forgetFactor: Double = 0.998
     /// The delay error, ms, beyond which a speech packet is time-stretched (hysteresis).
     public var stretchThresholdMs: Double = 5
+    /// Normalised correlation a speech block's pitch period needs before it is removed or
+    /// repeated (lower: more stretching of noise-like speech, with audible splices). Far
+    /// from the target (4x the threshold) 60 % of it is enough.
+    public var stretchMinimumCorrelation: Double = 0.5
     /// Packets held at most; a power of two (the ring is indexed by sequence number & mask).
     public var capacity: Int = 256
     /// Largest payload accepted, bytes; larger ones are discarded.

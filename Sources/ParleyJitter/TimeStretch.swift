@@ -18,7 +18,7 @@ enum TimeStretch {
     /// Picks the period to splice in `x[0..<n*channels]`; returns 0 when none is acceptable.
     /// `wantedSamples` (per channel) is how far the delay is from its target.
     static func chooseLength(_ x: UnsafeMutableBufferPointer<Int16>, count n: Int, channels: Int,
-                             sampleRate: Int, wantedSamples: Int) -> Int {
+                             sampleRate: Int, wantedSamples: Int, minimumCorrelation: Double = minimumCorrelation) -> Int {
         guard n >= 8, wantedSamples > 0 else { return 0 }
         let half = n / 2
         var energy: UInt = 0
