@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets under Fuzz/targets/<name>/ (see Fuzz/README.md).
+#
+#   bash Fuzz/run.sh                 # every target, 60 s each
+#   bash Fuzz/run.sh --ci            # every target, 20 s each (what scripts/test.sh runs)
+#   bash Fuzz/run.sh --time 300 wav  # one target, 5 minutes
+#
+# Fails (exit 1) when a target does not build or a run finds a crash, leak, timeout or
+# out-of-memory; the crashing input is left in .build/fuzz/<name>/ and its path printed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ci) seconds="${FUZZ_CI_SECONDS:-20}" ;;
+    --time) shift; seconds="$1" ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) targets+=("$1") ;;
+  esac
+  shift
+done
+if [ ${#targets[@]} -eq 0 ]; then
+  for dir in Fuzz/targets/*/; do targets+=("$(basename "$dir")"); done
+fi
+
+status=0
+for name in "${targets[@]}"; do
+  dir="Fuzz/targets/$name"
+  if [ ! -f "$dir/main.swift" ] || [ ! -f "$dir/sources.txt" ]; then
+    echo "fuzz: $dir needs main.swift and sources.txt" >&2; status=1; continue
+  fi
+  out=".build/fuzz/$name"
+  mkdir -p "$out"
+  # sources.txt: one path per line, relative to the repository root; '#' starts a comment.
+  mapfile -t sources < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$dir/sources.txt" | grep -v '^$')
+  echo "fuzz: building $name (${#sources[@]} source files)"
+  # ld.gold prints harmless "Cannot export local symbol '__asan_...'" lines; hide only those.
+  if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_$name" \
+        "${sources[@]}" "$dir/main.swift" -o "$out/fuzzer" 2> "$out/build.log"; then
+    grep -v "Cannot export local symbol" "$out/build.log" >&2 || true
+    echo "fuzz: $name failed to build" >&2; status=1; continue
+  fi
+  grep -v "Cannot export local symbol" "$out/build.log" | grep -E "warning:|error:" >&2 || true
+  # New inputs go to a scratch corpus under .build; the seed corpus in the repo is only read.
+  rm -rf "$out/corpus"; mkdir -p "$out/corpus" "$dir/corpus"
+  echo "fuzz: running $name for ${seconds}s on $(ls "$dir/corpus" | wc -l) seeds"
+  if ! "$out/fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" "$dir/corpus" > "$out/run.log" 2>&1; then
+    tail -n 60 "$out/run.log" >&2
+    echo "fuzz: $name FAILED; input saved as: $(ls -t "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null | head -1)" >&2
+    status=1; continue
+  fi
+  grep -E "stat::number_of_executed_units|DONE" "$out/run.log" | tr '\n' ' ' | sed "s/^/fuzz: $name ok: /"; echo
+done
+exit $status

@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns the current `errno` into a ``MediaFileError/io(path:operation:errno:message:)``.
+private func ioError(_ path: String, _ operation: String, _ code: Int32 = errno) -> MediaFileError {
+    .io(path: path, operation: operation, errno: code, message: String(cString: strerror(code)))
+}
+
+/// Opens `path` for reading after checking it is a non-empty regular file.
+/// Throws ``MediaFileError/notARegularFile(path:kind:)`` for a directory, device, FIFO or socket
+/// and ``MediaFileError/empty(path:)`` for a zero-length file.
+func openRegularFileForReading(_ path: String) throws(MediaFileError) -> (fd: Int32, size: Int) {
+    var fd: Int32
+    repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+    if fd < 0 {
+        if errno == EISDIR { throw .notARegularFile(path: path, kind: "a directory") }
+        throw ioError(path, "open")
+    }
+    var st = stat()
+    if fstat(fd, &st) != 0 {
+        let e = ioError(path, "fstat")
+        close(fd)
+        throw e
+    }
+    let type = st.st_mode & S_IFMT
+    if type != S_IFREG {
+        close(fd)
+        let kind: String
+        switch type {
+        case S_IFDIR: kind = "a directory"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw .notARegularFile(path: path, kind: kind)
+    }
+    if st.st_size == 0 {
+        close(fd)
+        throw .empty(path: path)
+    }
+    return (fd, Int(st.st_size))
+}
+
+/// A ``ByteSource`` reading a regular file through its file descriptor (`read(2)`, retrying
+/// `EINTR`). Owns the descriptor and closes it when released.
+public final class FileByteSource: ByteSource {
+    public let name: String
+    /// The file's size in bytes when opened.
+    public let size: Int
+    private let fd: Int32
+
+    /// Opens `path`; throws for a missing, unreadable, empty or non-regular file.
+    public init(path: String) throws(MediaFileError) {
+        let (fd, size) = try openRegularFileForReading(path)
+        self.fd = fd
+        self.size = size
+        self.name = path
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(MediaFileError) -> Int {
+        if buffer.count == 0 { return 0 }
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno != EINTR { throw ioError(name, "read") }
+        }
+    }
+
+    deinit { close(fd) }
+}
+
+/// A ``ByteSink`` writing a file (created or truncated, mode 0644) through its descriptor.
+public final class FileByteSink: ByteSink {
+    public let name: String
+    private var fd: Int32
+
+    /// Creates or truncates `path` for writing.
+    public init(path: String) throws(MediaFileError) {
+        var fd: Int32
+        repeat { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) } while fd < 0 && errno == EINTR
+        if fd < 0 {
+            if errno == EISDIR { throw .notARegularFile(path: path, kind: "a directory") }
+            throw ioError(path, "open")
+        }
+        self.fd = fd
+        self.name = path
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(MediaFileError) {
+        precondition(fd >= 0, "write after close")
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError(name, "write")
+            }
+            done += n
+        }
+    }
+
+    public func seek(to offset: Int) throws(MediaFileError) {
+        if lseek(fd, off_t(offset), SEEK_SET) < 0 { throw ioError(name, "lseek") }
+    }
+
+    public func close() throws(MediaFileError) {
+        guard fd >= 0 else { return }
+        let r = Glibc.close(fd)
+        fd = -1
+        if r != 0 && errno != EINTR { throw ioError(name, "close") }
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+}
+
+extension WAVReader {
+    /// Opens the WAV file at `path` and reads its header.
+    public init(path: String) throws(MediaFileError) {
+        try self.init(source: FileByteSource(path: path))
+    }
+}
+
+extension WAVWriter {
+    /// Creates (or truncates) the WAV file at `path` and writes its header.
+    public init(path: String, format: WAVFormat) throws(MediaFileError) {
+        try self.init(sink: FileByteSink(path: path), format: format)
+    }
+}
