@@ -114,6 +114,24 @@ struct VPXTests {
         #expect(throws: VPXError.self) { _ = try VPXDecoder(codec: .vp8, threads: 0) }
     }
 
+    @Test(arguments: VPXCodec.allCases)
+    func multithreadedEncodingRoundTrips(codec: VPXCodec) throws {
+        var config = VPXEncoderConfiguration(codec: codec, width: 320, height: 240)
+        config.threads = 2
+        var encoder = try VPXEncoder(config)
+        var decoder = try VPXDecoder(codec: codec, threads: 2)
+        var packet = VPXPacket()
+        var decoded = VideoFrame(width: 320, height: 240)
+        var psnr = 0.0
+        let frames = try sampleVideo()
+        for f in frames {
+            try encoder.encode(f, into: &packet)
+            try decoder.decode(packet.data, into: &decoded)
+            psnr += lumaPSNR(f, decoded)
+        }
+        #expect(psnr / Double(frames.count) >= 30)
+    }
+
     @Test func inspectorReadsKeyframeSizeAndInterframes() throws {
         for codec in VPXCodec.allCases {
             var encoder = try VPXEncoder(VPXEncoderConfiguration(codec: codec, width: 176, height: 144))
