@@ -113,6 +113,22 @@ static int parley_clocked_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd,
     return 0;
 }
 
+/// Resume after ``parley_clocked_pcm_suspend``: like hardware that resumes where it stopped,
+/// the clock continues from the last hardware position (nothing was captured or played while
+/// suspended) and the stream is running again.
+static int parley_clocked_resume(snd_pcm_ioplug_t *io) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)io;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t back = io->rate ? (int64_t)io->hw_ptr * 1000000000LL / io->rate : 0;
+    int64_t ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - back;
+    c->start.tv_sec = ns / 1000000000LL;
+    c->start.tv_nsec = ns % 1000000000LL;
+    c->running = 1;
+    snd_pcm_ioplug_set_state(io, SND_PCM_STATE_RUNNING);
+    return parley_clocked_arm(c, 1);
+}
+
 static int parley_clocked_close(snd_pcm_ioplug_t *io) {
     parley_clocked_pcm *c = (parley_clocked_pcm *)io;
     close(c->timer_fd);
@@ -128,11 +144,13 @@ static const snd_pcm_ioplug_callback_t parley_clocked_callbacks = {
     .close = parley_clocked_close,
     .prepare = parley_clocked_prepare,
     .poll_revents = parley_clocked_poll_revents,
+    .resume = parley_clocked_resume,
 };
 
 /// Opens a clocked PCM named `name` (S16_LE or FLOAT_LE, 1-8 channels, 8-192 kHz, interleaved).
-/// Returns 0 or a negative errno; on success `*pcmp` is a PCM to close with snd_pcm_close().
-static inline int parley_clocked_pcm_open(snd_pcm_t **pcmp, const char *name,
+/// Returns 0 or a negative errno; on success `*pcmp` is a PCM to close with snd_pcm_close()
+/// and `*contextp` (if not NULL) the plugin state for parley_clocked_pcm_suspend().
+static inline int parley_clocked_pcm_open(snd_pcm_t **pcmp, void **contextp, const char *name,
                                           snd_pcm_stream_t stream, int mode) {
     static const unsigned int access_list[] = { SND_PCM_ACCESS_RW_INTERLEAVED };
     static const unsigned int format_list[] = { SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_FLOAT_LE };
@@ -160,7 +178,17 @@ static inline int parley_clocked_pcm_open(snd_pcm_t **pcmp, const char *name,
         return err;
     }
     *pcmp = c->io.pcm;
+    if (contextp) *contextp = c;
     return 0;
+}
+
+/// Suspends a running clocked PCM as system sleep would: the stream enters SUSPENDED, reads
+/// and writes fail with -ESTRPIPE until snd_pcm_resume() (or snd_pcm_recover()) resumes it.
+static inline int parley_clocked_pcm_suspend(void *context) {
+    parley_clocked_pcm *c = (parley_clocked_pcm *)context;
+    c->running = 0;
+    parley_clocked_arm(c, 0);
+    return snd_pcm_ioplug_set_state(&c->io, SND_PCM_STATE_SUSPENDED);
 }
 
 /// alsa-lib reports details ("Unknown PCM foo", config parse errors) through a variadic error

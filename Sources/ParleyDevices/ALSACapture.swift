@@ -128,6 +128,13 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
         }
     }
 
+    /// Test hook: suspends a ``clocked(parameters:)`` PCM as system sleep would, so the next
+    /// transfer meets `-ESTRPIPE` and exercises suspend recovery. Traps for other PCMs.
+    mutating func simulateSuspend() {
+        guard let context = handle.clockedContext else { preconditionFailure("only clocked PCMs can be suspended") }
+        _ = parley_clocked_pcm_suspend(context)
+    }
+
     /// Stops the stream and closes the PCM, reporting a failure to close.
     public consuming func close() throws(ALSAError) {
         let name = pcmName

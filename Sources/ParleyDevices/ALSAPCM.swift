@@ -73,7 +73,12 @@ enum PCMDirection {
 /// Owns a `snd_pcm_t`; closes it when destroyed.
 struct PCMHandle: ~Copyable {
     let raw: OpaquePointer
-    init(raw: OpaquePointer) { self.raw = raw }
+    /// The clocked test PCM's plugin state (nil for every other PCM).
+    let clockedContext: UnsafeMutableRawPointer?
+    init(raw: OpaquePointer, clockedContext: UnsafeMutableRawPointer? = nil) {
+        self.raw = raw
+        self.clockedContext = clockedContext
+    }
     deinit { snd_pcm_close(raw) }
     /// Closes now; returns alsa-lib's result (0 or a negative errno).
     consuming func close() -> Int32 {
@@ -103,6 +108,7 @@ enum PCM {
     static func open(_ name: String, _ direction: PCMDirection, _ source: PCMSource) throws(ALSAError) -> PCMHandle {
         ALSALog.begin()
         var raw: OpaquePointer?
+        var context: UnsafeMutableRawPointer?
         let mode = Int32(SND_PCM_NONBLOCK)
         let result: Result<Int32, Errno>
         let op: String
@@ -115,12 +121,12 @@ enum PCM {
             result = Syscall.retryingNegative { snd_pcm_open_lconf(&raw, name, direction.alsa, mode, tree) }
         case .clocked:
             op = "parley_clocked_pcm_open"
-            result = Syscall.retryingNegative { parley_clocked_pcm_open(&raw, name, direction.alsa, mode) }
+            result = Syscall.retryingNegative { parley_clocked_pcm_open(&raw, &context, name, direction.alsa, mode) }
         }
         switch result {
         case .success:
             guard let raw else { preconditionFailure("snd_pcm_open succeeded without a handle") }
-            return PCMHandle(raw: raw)
+            return PCMHandle(raw: raw, clockedContext: context)
         case .failure(let e):
             throw ALSAError.from(code: -e.rawValue, pcm: name, operation: op)
         }

@@ -110,6 +110,13 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
         }
     }
 
+    /// Test hook: suspends a ``clocked(parameters:)`` PCM as system sleep would, so the next
+    /// transfer meets `-ESTRPIPE` and exercises suspend recovery. Traps for other PCMs.
+    mutating func simulateSuspend() {
+        guard let context = handle.clockedContext else { preconditionFailure("only clocked PCMs can be suspended") }
+        _ = parley_clocked_pcm_suspend(context)
+    }
+
     /// Closes the PCM without draining (queued samples are dropped); reports a failure.
     public consuming func close() throws(ALSAError) {
         let name = pcmName

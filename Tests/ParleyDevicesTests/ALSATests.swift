@@ -153,6 +153,27 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         try speaker.close()
     }
 
+    @Test func suspendIsResumedAndCounted() throws {
+        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1),
+                                                                   periodCount: 10))
+        var frame = mic.makeFrame()
+        for _ in 0..<3 { try mic.read(into: &frame) }
+        mic.simulateSuspend()
+        try mic.read(into: &frame)  // -ESTRPIPE, snd_pcm_recover resumes, the read completes
+        #expect(mic.xruns.suspends == 1)
+        for _ in 0..<3 { try mic.read(into: &frame) }
+        #expect(mic.xruns.suspends == 1)
+        #expect(mic.framesDelivered == 7 * 160)
+
+        var speaker = try ALSAPlayback<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1),
+                                                                        periodCount: 10))
+        let out = AudioFrame<Int16>(format: speaker.setup.format, samplesPerChannel: 160)
+        for _ in 0..<4 { try speaker.write(out) }
+        speaker.simulateSuspend()
+        try speaker.write(out)
+        #expect(speaker.xruns.suspends == 1)
+    }
+
     @Test func clockedCaptureIsPacedAtTheSampleRate() throws {
         var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1)))
         var frame = mic.makeFrame()
