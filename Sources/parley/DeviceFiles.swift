@@ -1,6 +1,6 @@
-// Minimal file writers/readers the device commands need: WAV (16-bit PCM and 32-bit float),
-// Y4M and IVF. Kept private to the CLI until ParleyMedia's readers and writers land on main;
-// then the commands switch to those and this file goes away.
+// Minimal Y4M and IVF writers for `parley record --video`. Kept private to the CLI until
+// ParleyMedia's Y4M/IVF writers land on main; then the command switches to those and this file
+// goes away. (WAV already comes from ParleyMedia's WAVReader/WAVWriter.)
 import Foundation
 import ParleyCore
 
@@ -56,104 +56,6 @@ final class DeviceFileSink {
 private func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
 private func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
 private func le64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8((v >> (8 * UInt64($0))) & 0xFF) } }
-
-/// Writes a WAV file incrementally; the RIFF and data sizes are filled in by ``finish()``.
-final class DeviceWAVWriter {
-    let format: AudioFormat
-    let isFloat: Bool
-    private let sink: DeviceFileSink
-    private var dataBytes = 0
-
-    init(path: String, format: AudioFormat, isFloat: Bool) throws(DeviceFileError) {
-        self.format = format
-        self.isFloat = isFloat
-        sink = try DeviceFileSink(path: path)
-        try sink.write(Self.header(format: format, isFloat: isFloat, dataBytes: 0))
-    }
-
-    static func header(format: AudioFormat, isFloat: Bool, dataBytes: Int) -> [UInt8] {
-        let bytesPerSample = isFloat ? 4 : 2
-        let blockAlign = bytesPerSample * format.channels
-        var h: [UInt8] = Array("RIFF".utf8) + le32(36 + dataBytes) + Array("WAVE".utf8)
-        h += Array("fmt ".utf8) + le32(16) + le16(isFloat ? 3 : 1) + le16(format.channels)
-        h += le32(format.sampleRate) + le32(format.sampleRate * blockAlign) + le16(blockAlign) + le16(bytesPerSample * 8)
-        h += Array("data".utf8) + le32(dataBytes)
-        return h
-    }
-
-    /// Appends interleaved samples (little-endian, as on every platform Parley runs on).
-    func append<S: AudioSample>(_ samples: UnsafeBufferPointer<S>) throws(DeviceFileError) {
-        precondition((S.self == Float.self) == isFloat, "sample type must match the WAV format")
-        try sink.write(UnsafeRawBufferPointer(samples))
-        dataBytes += samples.count * MemoryLayout<S>.size
-    }
-
-    func finish() throws(DeviceFileError) {
-        try sink.overwrite(at: 4, le32(36 + dataBytes))
-        try sink.overwrite(at: 40, le32(dataBytes))
-        try sink.close()
-    }
-}
-
-/// A whole WAV file read into memory: 16-bit PCM or 32-bit float, any rate and channel count.
-struct DeviceWAVFile {
-    var format: AudioFormat
-    var isFloat: Bool
-    var int16: [Int16] = []
-    var float: [Float] = []
-
-    init(path: String) throws(DeviceFileError) {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw DeviceFileError(path: path, message: "cannot read: \(error.localizedDescription)")
-        }
-        let bytes = [UInt8](data)
-        func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
-        func u32(_ o: Int) -> Int { u16(o) | u16(o + 2) << 16 }
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
-            throw DeviceFileError(path: path, message: "not a WAV file (no RIFF/WAVE header)")
-        }
-        var offset = 12
-        var fmt: (tag: Int, channels: Int, rate: Int, bits: Int)?
-        var dataRange: Range<Int>?
-        while offset + 8 <= bytes.count {
-            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
-            let size = u32(offset + 4)
-            let body = offset + 8
-            guard size <= bytes.count - body else {
-                if id == "data" { dataRange = body..<bytes.count; break }  // truncated recording: keep what is there
-                throw DeviceFileError(path: path, message: "chunk '\(id)' runs past the end of the file")
-            }
-            if id == "fmt " {
-                guard size >= 16 else { throw DeviceFileError(path: path, message: "fmt chunk too short") }
-                var tag = u16(body)
-                if tag == 0xFFFE && size >= 40 { tag = u16(body + 24) }  // WAVE_FORMAT_EXTENSIBLE: sub-format
-                fmt = (tag, u16(body + 2), u32(body + 4), u16(body + 14))
-            } else if id == "data" {
-                dataRange = body..<body + size
-            }
-            offset = body + size + (size & 1)
-        }
-        guard let fmt else { throw DeviceFileError(path: path, message: "no fmt chunk") }
-        guard let dataRange else { throw DeviceFileError(path: path, message: "no data chunk") }
-        guard fmt.channels > 0, fmt.channels <= 32, fmt.rate > 0, fmt.rate <= 768_000 else {
-            throw DeviceFileError(path: path, message: "implausible format: \(fmt.channels) channels at \(fmt.rate) Hz")
-        }
-        switch (fmt.tag, fmt.bits) {
-        case (1, 16): isFloat = false
-        case (3, 32): isFloat = true
-        default:
-            throw DeviceFileError(path: path, message: "unsupported sample format (tag \(fmt.tag), \(fmt.bits) bits); "
-                                  + "play supports 16-bit PCM and 32-bit float WAV")
-        }
-        format = AudioFormat(sampleRate: fmt.rate, channels: fmt.channels)
-        let frameBytes = (fmt.bits / 8) * fmt.channels
-        let usable = (dataRange.count / frameBytes) * frameBytes
-        bytes[dataRange.lowerBound..<dataRange.lowerBound + usable].withUnsafeBytes { raw in
-            if isFloat { float = Array(raw.bindMemory(to: Float.self)) } else { int16 = Array(raw.bindMemory(to: Int16.self)) }
-        }
-    }
-}
 
 /// Writes I420 pictures as a YUV4MPEG2 stream.
 final class DeviceY4MWriter {

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyDevices
+import ParleyMedia
 
 /// `parley play`: play a WAV file through an ALSA PCM.
 let playCommand = Command(
@@ -8,7 +9,7 @@ let playCommand = Command(
     help: """
     Usage: parley play FILE.wav [--audio PCM] [--period-ms P] [--alsa-config FILE]
 
-    Plays a 16-bit PCM or 32-bit float WAV file through the ALSA PCM named PCM (default
+    Plays a WAV file (16/24/32-bit PCM or 32-bit float; 24/32-bit are played as float) through the ALSA PCM named PCM (default
     'default'; 'parley devices' lists names) at the file's own rate and channel count, then
     waits until it has been played out. Underruns are recovered and reported at the end.
       --audio PCM      the PCM to play to (default 'default')
@@ -26,14 +27,16 @@ let playCommand = Command(
                                                  : "give one WAV file, got \(s.positionals.count) arguments")
             }
             let periodMs = try s.int("period-ms", default: 10, in: 1...1_000)
-            let wav = try DeviceWAVFile(path: s.positionals[0])
+            let wav = try WAVReader(path: s.positionals[0])
             let pcm = s.value("audio") ?? "default"
-            let parameters = ALSAParameters(format: wav.format,
-                                            periodFrames: max(1, wav.format.sampleRate * periodMs / 1000))
-            if wav.isFloat {
-                try play(wav.float, pcm: pcm, parameters: parameters, configPath: s.value("alsa-config"))
+            let format = AudioFormat(sampleRate: wav.format.sampleRate, channels: wav.format.channels)
+            let parameters = ALSAParameters(format: format, periodFrames: max(1, format.sampleRate * periodMs / 1000))
+            if wav.format.encoding == .int16 {
+                try play(WAVFileProvider<Int16>(reader: wav), pcm: pcm, parameters: parameters,
+                         configPath: s.value("alsa-config"))
             } else {
-                try play(wav.int16, pcm: pcm, parameters: parameters, configPath: s.value("alsa-config"))
+                try play(WAVFileProvider<Float>(reader: wav), pcm: pcm, parameters: parameters,
+                         configPath: s.value("alsa-config"))
             }
             return ExitStatus.success
         } catch let e as ArgumentScanner.UsageError {
@@ -55,22 +58,23 @@ private func openPlayback<S: AudioSample>(_: S.Type, pcm: String, parameters: AL
     return try ALSAPlayback<S>(pcm: pcm, parameters: parameters)
 }
 
-private func play<S: AudioSample>(_ samples: [S], pcm: String, parameters: ALSAParameters, configPath: String?) throws {
+private func play<S: AudioSample>(_ file: consuming WAVFileProvider<S>, pcm: String, parameters: ALSAParameters,
+                                  configPath: String?) throws {
+    var provider = file
     var speaker = try openPlayback(S.self, pcm: pcm, parameters: parameters, configPath: configPath)
-    let chunk = speaker.setup.periodFrames * parameters.format.channels
-    try samples.withUnsafeBufferPointer { all in
-        var i = 0
-        while i < all.count {
-            let end = min(all.count, i + chunk)
-            try speaker.write(UnsafeBufferPointer(rebasing: all[i..<end]))
-            i = end
-        }
+    // Stream the file through one period-sized buffer (nothing is loaded whole).
+    var buffer = [S](repeating: .silence, count: speaker.setup.periodFrames * parameters.format.channels)
+    var frames = 0
+    while true {
+        let n = try buffer.withUnsafeMutableBufferPointer { try provider.readSamples(into: $0) }
+        if n == 0 { break }
+        try buffer.withUnsafeBufferPointer { try speaker.write(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+        frames += n / parameters.format.channels
     }
     try speaker.drain()
     let xruns = speaker.xruns
     let setup = speaker.setup
     try speaker.close()
-    let frames = samples.count / parameters.format.channels
     printError("played \(String(format: "%.3f", Double(frames) / Double(parameters.format.sampleRate))) s to ALSA PCM "
                + "'\(pcm)' (\(setup)); underruns \(xruns.underruns), suspends \(xruns.suspends)")
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCodecs
 import ParleyDevices
+import ParleyMedia
 
 /// `parley record`: capture from a microphone (ALSA) into a WAV file, or from a camera (V4L2,
 /// or the synthetic test pattern) into VP8/IVF or Y4M.
@@ -144,7 +145,8 @@ private func openCapture<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) thr
 
 private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) throws {
     var mic = try openCapture(S.self, o)
-    let writer = try DeviceWAVWriter(path: o.output, format: o.format, isFloat: S.self == Float.self)
+    var writer = try ParleyMedia.WAVWriter(path: o.output, format: WAVFormat(sampleRate: o.format.sampleRate, channels: o.format.channels,
+                                                                 encoding: S.self == Float.self ? .float32 : .int16))
     let total = Int((o.seconds * Double(o.format.sampleRate)).rounded())
     var frame = mic.makeFrame()
     var meter = DeviceLevelMeter(format: o.format, framesPerRead: frame.samplesPerChannel,
@@ -161,13 +163,20 @@ private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) thr
             }
         }
         try frame.samples.withUnsafeBufferPointer { buf in
-            try writer.append(UnsafeBufferPointer(rebasing: buf[0..<(n * o.format.channels)]))
+            let part = UnsafeBufferPointer(rebasing: buf[0..<(n * o.format.channels)])
+            if S.self == Float.self {
+                try writer.write(UnsafeBufferPointer(start: UnsafeRawPointer(part.baseAddress)?.assumingMemoryBound(to: Float.self),
+                                                     count: part.count))
+            } else {
+                try writer.write(UnsafeBufferPointer(start: UnsafeRawPointer(part.baseAddress)?.assumingMemoryBound(to: Int16.self),
+                                                     count: part.count))
+            }
         }
         done += n
         meter.update(frame, elapsedSeconds: Double(done) / Double(o.format.sampleRate))
     }
     meter.finish()
-    try writer.finish()
+    try writer.close()
     let xruns = mic.xruns
     let setup = mic.setup
     try mic.close()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ParleyDevices
+import ParleyMedia
 
 @Suite struct TestSourceTests {
     let mono16k = AudioFormat(sampleRate: 16_000, channels: 1)
@@ -221,5 +222,54 @@ import Testing
             try mic.read(into: &frame)
             #expect(frame.samples.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } == base)
         }
+    }
+}
+
+@Suite struct WAVFileSourceTests {
+    static let speech = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("SampleMedia/speech/speech-16k.wav").path
+
+    @Test func wavFileIsDeliveredPacedAndSampleExact() throws {
+        var direct = try WAVReader(path: Self.speech)
+        var all = [Int16](repeating: 0, count: direct.frameCount! * direct.format.channels)
+        let n = try all.withUnsafeMutableBufferPointer { try direct.read(into: $0) }
+        #expect(n == all.count)
+
+        let clock = ManualPacingClock()
+        let t0 = clock.now()
+        var source = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: clock)
+        #expect(source.format == AudioFormat(sampleRate: 16_000, channels: 1))
+        var frame = AudioFrame<Int16>(format: source.format, samplesPerChannel: source.framesPerRead)
+        var got: [Int16] = []
+        var frames = 0
+        while try source.read(into: &frame) {
+            #expect(frame.captureTime == t0.advanced(byNanoseconds: Int64(frames) * 10_000_000))
+            got += frame.samples
+            frames += 1
+        }
+        #expect(frames == (all.count + 159) / 160)
+        #expect(Array(got[0..<all.count]) == all)
+        #expect(got[all.count...].allSatisfy { $0 == 0 })
+        #expect(clock.now() == t0.advanced(byNanoseconds: Int64(frames) * 10_000_000))
+    }
+
+    @Test func floatWAVSamplesMatchTheInt16Ones() throws {
+        var ints = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: ManualPacingClock())
+        var floats = WAVFileSource<Float>(try WAVFileProvider(path: Self.speech), clock: ManualPacingClock())
+        let format = ints.format
+        var a = AudioFrame<Int16>(format: format, samplesPerChannel: 160)
+        var b = AudioFrame<Float>(format: format, samplesPerChannel: 160)
+        for _ in 0..<50 {
+            _ = try ints.read(into: &a)
+            _ = try floats.read(into: &b)
+            #expect(zip(a.samples, b.samples).allSatisfy { Float($0) / 32768 == $1 })
+        }
+    }
+
+    @Test func aFileThatIsNotAWAVIsATypedError() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-notwav-\(UUID().uuidString)").path
+        try Data("definitely not RIFF".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: MediaFileError.self) { _ = try WAVFileProvider<Int16>(path: path) }
     }
 }

@@ -1,0 +1,44 @@
+import ParleyMedia
+
+/// A WAV file (ParleyMedia's streaming ``WAVReader``: 16/24/32-bit PCM or float) as an
+/// ``AudioSampleProvider`` of `Int16` or `Float` samples, so ``SampleProviderSource`` can
+/// deliver it paced like a microphone (see ``WAVFileSource``).
+///
+/// Threading: use from one thread at a time.
+public struct WAVFileProvider<Sample: AudioSample>: AudioSampleProvider {
+    public typealias Failure = MediaFileError
+    private var reader: WAVReader
+    public let format: AudioFormat
+
+    /// Reads the header of `path`.
+    public init(path: String) throws(MediaFileError) {
+        try self.init(reader: WAVReader(path: path))
+    }
+
+    /// Wraps an open reader.
+    public init(reader: WAVReader) {
+        precondition(Sample.self == Int16.self || Sample.self == Float.self, "WAV samples are read as Int16 or Float")
+        self.reader = reader
+        self.format = AudioFormat(sampleRate: reader.format.sampleRate, channels: reader.format.channels)
+    }
+
+    public mutating func readSamples(into buffer: UnsafeMutableBufferPointer<Sample>) throws(MediaFileError) -> Int {
+        let raw = UnsafeMutableRawBufferPointer(buffer)
+        let frames: Int
+        if Sample.self == Int16.self {
+            frames = try reader.read(into: raw.assumingMemoryBound(to: Int16.self))
+        } else {
+            frames = try reader.read(into: raw.assumingMemoryBound(to: Float.self))
+        }
+        return frames * format.channels
+    }
+}
+
+/// A recorded microphone: a WAV file delivered in real time (or on an injected clock).
+///
+/// ```
+/// var mic = WAVFileSource<Int16>(try WAVFileProvider(path: "speech.wav"))
+/// var frame = AudioFrame<Int16>(format: mic.format, samplesPerChannel: mic.framesPerRead)
+/// while try mic.read(into: &frame) { ... }   // one 10 ms frame every 10 ms
+/// ```
+public typealias WAVFileSource<Sample: AudioSample> = SampleProviderSource<WAVFileProvider<Sample>>
