@@ -87,7 +87,10 @@ public struct ByteReader {
     /// The source's name, for errors.
     public let name: String
     private let source: ByteSource
-    private var buffer: [UInt8]
+    /// Fixed storage, shared by copies of this reader (read-forward state is in the struct;
+    /// callers copy-then-assign-back, so no copy ever reads stale bytes).
+    private let storage: RawBuffer
+    private var buffer: UnsafeMutableRawBufferPointer { storage.bytes }
     private var start = 0
     private var end = 0
     private var atEnd = false
@@ -99,7 +102,7 @@ public struct ByteReader {
         precondition(bufferSize >= 64, "buffer too small")
         self.source = source
         self.name = source.name
-        self.buffer = [UInt8](repeating: 0, count: bufferSize)
+        self.storage = RawBuffer(count: bufferSize)
     }
 
     /// Bytes buffered and not yet consumed.
@@ -116,21 +119,12 @@ public struct ByteReader {
         if end - start >= count || atEnd { return end - start }
         if start > 0 {
             let n = end - start
-            if n > 0 {
-                buffer.withUnsafeMutableBytes { b in
-                    b.baseAddress!.copyMemory(from: b.baseAddress! + start, byteCount: n)
-                }
-            }
+            if n > 0 { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: n) }
             start = 0
             end = n
         }
         while end < count && !atEnd {
-            let e = end, src = source
-            let got = try buffer.withUnsafeMutableBytes { b in
-                Result { () throws(MediaFileError) -> Int in
-                    try src.read(into: UnsafeMutableRawBufferPointer(rebasing: b[e...]))
-                }
-            }.get()
+            let got = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
             if got == 0 { atEnd = true } else { end += got }
         }
         return end - start
@@ -155,8 +149,7 @@ public struct ByteReader {
         if have < count {
             throw .truncated(path: name, offset: offset, expected: count, got: have)
         }
-        let s = start
-        let r = buffer.withUnsafeBytes { b in body(UnsafeRawBufferPointer(rebasing: b[s..<(s + count)])) }
+        let r = body(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + count)]))
         consume(count)
         return r
     }
@@ -181,10 +174,7 @@ public struct ByteReader {
                 if end - start == 0 { break }
             }
             let n = min(end - start, destination.count - done)
-            let s = start
-            buffer.withUnsafeBytes { b in
-                (destination.baseAddress! + done).copyMemory(from: b.baseAddress! + s, byteCount: n)
-            }
+            (destination.baseAddress! + done).copyMemory(from: buffer.baseAddress! + start, byteCount: n)
             consume(n)
             done += n
         }

@@ -129,3 +129,27 @@ extension WAVWriter {
         try self.init(sink: FileByteSink(path: path), format: format)
     }
 }
+
+extension Y4MReader {
+    /// Opens the Y4M file at `path` and reads its header.
+    public init(path: String) throws(MediaFileError) { try self.init(source: FileByteSource(path: path)) }
+}
+
+extension Y4MWriter {
+    /// Creates (or truncates) the Y4M file at `path` and writes its header.
+    public init(path: String, header: Y4MHeader) throws(MediaFileError) {
+        try self.init(sink: FileByteSink(path: path), header: header)
+    }
+}
+
+extension IVFReader {
+    /// Opens the IVF file at `path` and reads its header.
+    public init(path: String) throws(MediaFileError) { try self.init(source: FileByteSource(path: path)) }
+}
+
+extension IVFWriter {
+    /// Creates (or truncates) the IVF file at `path` and writes its header.
+    public init(path: String, header: IVFHeader) throws(MediaFileError) {
+        try self.init(sink: FileByteSink(path: path), header: header)
+    }
+}
