@@ -20,6 +20,9 @@ public struct AudioReceiveConfiguration: Sendable, Hashable {
     /// as sender NTP time minus this (from RTCP sender reports). Default: the first sender
     /// report's time minus its RTP offset from the first packet... see ``AudioReceivePipeline``.
     public var callStartNTP: Double?
+    /// Whether played audio is analysed (VAD, talking detection). Default true. A client that
+    /// trusts the senders' RFC 6464 voice-activity bits may turn it off to save the VAD's cost.
+    public var analysis = true
 
     public init() {}
 
@@ -184,6 +187,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         statistics.maximumTargetDelayMs = max(statistics.maximumTargetDelayMs, buffer.targetDelayMs)
         pcm.withUnsafeBufferPointer { sink($0) }
 
+        guard configuration.analysis else { return kind }
         for i in 0..<pcm.count { floats[i] = Float(pcm[i]) * (1.0 / 32768.0) }
         // Decisions of this frame (one per 10 ms) collected on the stack, then mapped to media time.
         withUnsafeTemporaryAllocation(of: VADDecision.self, capacity: 8) { decided in
