@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import ParleyMedia
+
+/// Runs a command-line tool (sox/ffmpeg are installed by scripts/setup.sh) to make a fixture.
+private func run(_ tool: String, _ args: [String]) throws {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
+    p.arguments = args
+    p.standardError = FileHandle.nullDevice
+    p.standardOutput = FileHandle.nullDevice
+    try p.run()
+    p.waitUntilExit()
+    if p.terminationStatus != 0 { throw CocoaError(.fileWriteUnknown) }
+}
+
+/// Reads a whole file through AudioFileReader in 1000-frame blocks.
+private func readAll(_ r: AudioFileReader) throws -> [Float] {
+    var out: [Float] = []
+    var buf = [Float](repeating: 0, count: 1000 * r.channels)
+    while true {
+        let n = try r.read(into: &buf)
+        if n == 0 { return out }
+        out += buf[0..<(n * r.channels)]
+    }
+}
+
+@Suite struct AudioFileReaderTests {
+    @Test func readsSampleMediaWAVLikeTheWAVReader() throws {
+        let path = sampleMedia + "/speech/speech-16k.wav"
+        let r = try AudioFileReader(path: path)
+        #expect(r.sampleRate == 16_000 && r.channels == 1)
+        #expect(r.formatName.contains("WAV"))
+        let viaSndfile = try readAll(r)
+        var w = try WAVReader(path: path)
+        var viaWAV = [Float](repeating: 0, count: w.frameCount!)
+        #expect(try w.read(into: &viaWAV) == viaWAV.count)
+        #expect(viaSndfile == viaWAV)
+    }
+
+    @Test(arguments: ["flac", "ogg", "opus", "mp3", "aiff"])
+    func decodesCompressedAndOtherContainers(ext: String) throws {
+        let dir = temporaryDirectory()
+        let path = "\(dir)/tone.\(ext)"
+        let codec: [String] = ext == "opus" ? ["-c:a", "libopus"] : ext == "ogg" ? ["-c:a", "libvorbis"] : []
+        try run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=48000",
+                           "-ac", "2"] + codec + ["-y", path])
+        let r = try AudioFileReader(path: path)
+        #expect(r.channels == 2)
+        #expect(r.sampleRate == 48_000)
+        let samples = try readAll(r)
+        // About 0.5 s (codecs may add priming or padding), and a real tone, not silence.
+        #expect(abs(samples.count / 2 - 24_000) < 3000)
+        let rms = (samples.reduce(0) { $0 + $1 * $1 } / Float(samples.count)).squareRoot()
+        #expect(rms > 0.05, "\(ext) rms \(rms)")
+    }
+
+    @Test func badInputsGetTypedErrors() throws {
+        let dir = temporaryDirectory()
+        #expect(mediaError { _ = try AudioFileReader(path: dir) } == .notARegularFile(path: dir, kind: "a directory"))
+        let empty = dir + "/empty.flac"
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        #expect(mediaError { _ = try AudioFileReader(path: empty) } == .empty(path: empty))
+        let text = dir + "/notes.wav"
+        _ = FileManager.default.createFile(atPath: text, contents: Data("this is not audio at all, just text\n".utf8))
+        guard case .unsupported(text, let what)? = mediaError({ _ = try AudioFileReader(path: text) }) else {
+            Issue.record("text file"); return
+        }
+        #expect(what.contains("libsndfile"))
+        guard case .io(_, "open", _, _)? = mediaError({ _ = try AudioFileReader(path: dir + "/missing.wav") }) else {
+            Issue.record("missing"); return
+        }
+    }
+
+    @Test func truncatedWAVReadsWhatIsThereAndSaysHowMuch() throws {
+        let dir = temporaryDirectory()
+        let bytes = try wavBytes(WAVFormat(sampleRate: 16_000, channels: 1), [Float](repeating: 0.25, count: 16_000))
+        let path = dir + "/cut.wav"
+        try Data(bytes[0..<(44 + 2 * 6000)]).write(to: URL(fileURLWithPath: path))
+        let r = try AudioFileReader(path: path)
+        var buf = [Float](repeating: 0, count: 4096)
+        var frames = 0
+        let e = mediaError {
+            while true { let n = try r.read(into: &buf); if n == 0 { break }; frames += n }
+        }
+        #expect(frames == 6000)
+        #expect(e == .truncated(path: path, offset: -1, expected: 16_000, got: 6000), "log: \(r.log)")
+    }
+
+    @Test func nanSamplesInAFloatFileAreRejectedOrReplacedAndCounted() throws {
+        let dir = temporaryDirectory()
+        let path = dir + "/nan.wav"
+        let sink = try FileByteSink(path: path)
+        var w = try WAVWriter(sink: sink, format: WAVFormat(sampleRate: 8000, channels: 1, encoding: .float32))
+        try w.write([0.1, .nan, 0.2, -.infinity, 0.3])
+        try w.close()
+        let strict = try AudioFileReader(path: path)
+        var buf = [Float](repeating: 0, count: 8)
+        #expect(mediaError { _ = try strict.read(into: &buf) } == .nonFiniteSamples(path: path, frame: 1, count: 2))
+        let lenient = try AudioFileReader(path: path)
+        lenient.nonFinitePolicy = .replaceWithZero
+        #expect(try lenient.read(into: &buf) == 5)
+        #expect(Array(buf[0..<5]) == [0.1, 0, 0.2, 0, 0.3])
+        #expect(lenient.nonFiniteSamplesReplaced == 2)
+        let ints = try AudioFileReader(path: path)
+        var ibuf = [Int16](repeating: 0, count: 8)
+        #expect(mediaError { _ = try ints.read(into: &ibuf) } == .nonFiniteSamples(path: path, frame: 1, count: 2))
+    }
+}
