@@ -28,8 +28,10 @@ let recordCommand = Command(
     ParleyVoice's VAD and talk detector. Overruns are recovered and reported at the end.
 
     Video: captures S seconds from the V4L2 node DEVICE (e.g. /dev/video0; frames converted
-    to I420 by libv4lconvert), or from the synthetic moving test pattern when DEVICE is
-    'pattern'. FILE.ivf is VP8 (libvpx, real-time), FILE.y4m is raw I420.
+    to I420 by libv4lconvert), from the synthetic moving test pattern when DEVICE is
+    'pattern', or from a Y4M file played as a camera at its own size and rate when DEVICE
+    ends in .y4m (stops at the file's end). FILE.ivf is VP8 (libvpx, real-time), FILE.y4m is
+    raw I420.
       --size WxH       picture size (default 640x480; must be offered by the camera)
       --fps F          frame rate (default 30; the camera must reach it)
       --bitrate KBPS   VP8 target bitrate (default 800)
@@ -116,6 +118,15 @@ private func runRecord(_ s: ArgumentScanner) throws -> Int32 {
     if video == "pattern" {
         var source = PatternSource(width: w, height: h, framesPerSecond: Double(fps), frameCount: frames)
         try recordVideo(&source, name: "test pattern", options)
+    } else if video!.lowercased().hasSuffix(".y4m") {
+        // A recorded camera: the file's own size and rate, paced in real time.
+        let file = try ParleyDevices.Y4MFileProvider(path: video!)
+        var source = Y4MFileSource(file)
+        var o = options
+        o.size = FrameSize(width: source.width, height: source.height)
+        o.fps = max(1, Int(source.framesPerSecond.rounded()))
+        o.frames = max(1, Int((seconds * source.framesPerSecond).rounded()))
+        try recordVideo(&source, name: video!, o)
     } else {
         var camera = try V4L2Capture(device: video!, request: V4L2Request(size: options.size, framesPerSecond: Double(fps)))
         try recordVideo(&camera, name: video!, options)
@@ -197,28 +208,31 @@ private func recordVideo<Source: VideoCaptureSource & ~Copyable>(_ source: inout
     var frame = VideoFrame(width: o.size.width, height: o.size.height)
     var written = 0
     if o.output.lowercased().hasSuffix(".y4m") {
-        let y4m = try DeviceY4MWriter(path: o.output, width: o.size.width, height: o.size.height, framesPerSecond: o.fps)
+        var y4m = try ParleyMedia.Y4MWriter(path: o.output, header: ParleyMedia.Y4MHeader(width: o.size.width, height: o.size.height,
+                                                                  frameRateNumerator: o.fps, frameRateDenominator: 1))
         while written < o.frames, try source.read(into: &frame) {
-            try y4m.append(frame)
+            try y4m.write(frame)
             written += 1
         }
-        try y4m.finish()
+        try y4m.close()
     } else {
         var config = VPXEncoderConfiguration(codec: .vp8, width: o.size.width, height: o.size.height,
                                              framesPerSecond: o.fps, targetBitrateKbps: o.bitrateKbps)
         config.keyframeMaxInterval = max(1, o.fps * 2)
         var encoder = try VPXEncoder(config)
-        let ivf = try DeviceIVFWriter(path: o.output, width: o.size.width, height: o.size.height, framesPerSecond: o.fps)
-        var writeError: DeviceFileError?
+        // Timebase 1/fps: frame n has timestamp n.
+        var ivf = try ParleyMedia.IVFWriter(path: o.output, header: ParleyMedia.IVFHeader(codec: .vp8, width: o.size.width, height: o.size.height,
+                                                                   timebaseNumerator: 1, timebaseDenominator: o.fps))
+        var writeError: ParleyMedia.MediaFileError?
         while written < o.frames, try source.read(into: &frame) {
             let pts = UInt64(written)
             try encoder.encode(frame, forceKeyframe: written == 0) { f in
-                do throws(DeviceFileError) { try ivf.append(f.bytes, pts: pts) } catch { writeError = error }
+                do throws(ParleyMedia.MediaFileError) { try ivf.write(f.bytes, timestamp: pts) } catch { writeError = error }
             }
             if let writeError { throw writeError }
             written += 1
         }
-        try ivf.finish()
+        try ivf.close()
     }
     printError("recorded \(written) frames (\(o.size) at \(o.fps) fps) from \(name) to \(o.output)")
 }

@@ -204,6 +204,19 @@ struct DevicesCLITests {
         #expect(text.contains("1.00/1.00 s"))
     }
 
+    @Test func aY4MFilePlaysTheCameraAtItsOwnSizeAndRate() throws {
+        let fx = try DevicesALSAFixture(samples: 2)
+        defer { fx.remove() }
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("SampleMedia/video/sample.y4m").path
+        let ivf = fx.path("cam.ivf")
+        let r = try runDevicesCLI(["record", "--video", sample, "--seconds", "0.2", "--output", ivf])
+        #expect(r.status == 0, "\(r.stderr)")
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ivf)))
+        #expect(Int(b[12]) | Int(b[13]) << 8 == 320 && Int(b[14]) | Int(b[15]) << 8 == 240)
+        #expect(Int(b[24]) == 6)  // 0.2 s at the file's 30 fps
+    }
+
     @Test func usageErrorsExitWithStatusTwo() throws {
         #expect(try runDevicesCLI(["record", "--audio", "x", "--output", "a.wav"]).status == 2)         // no --seconds
         #expect(try runDevicesCLI(["record", "--audio", "x", "--seconds", "1", "--output", "a.mp3"]).status == 2)

@@ -273,3 +273,36 @@ import ParleyMedia
         #expect(throws: MediaFileError.self) { _ = try WAVFileProvider<Int16>(path: path) }
     }
 }
+
+@Suite struct Y4MFileSourceTests {
+    static let video = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("SampleMedia/video/sample.y4m").path
+
+    @Test func y4mFileIsDeliveredAtItsFrameRateWithTheSamePictures() throws {
+        var direct = try Y4MReader(path: Self.video)
+        let clock = ManualPacingClock()
+        let t0 = clock.now()
+        var camera = Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: clock)
+        #expect(camera.width == 320 && camera.height == 240 && camera.framesPerSecond == 30)
+        var frame = camera.makeFrame()
+        var expected = VideoFrame(width: 320, height: 240)
+        var n = 0
+        while try camera.read(into: &frame) {
+            let more = try direct.read(into: &expected)
+            #expect(more)
+            #expect(frame.data == expected.data)
+            #expect(frame.timestamp == UInt32(n * 3_000))
+            #expect(frame.captureTime == t0.advanced(byNanoseconds: Int64((Double(n) * 1e9 / 30).rounded())))
+            n += 1
+        }
+        #expect(n > 0 && n == direct.framesRead)
+    }
+
+    @Test func y4mStreamsThroughTheVideoCaptureStream() async throws {
+        let stream = VideoCaptureStream(Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: ManualPacingClock()),
+                                        bufferCapacity: 64)
+        var stamps: [UInt32] = []
+        for try await picture in stream { stamps.append(picture.timestamp) }
+        #expect(!stamps.isEmpty && stamps == (0..<stamps.count).map { UInt32($0 * 3_000) })
+    }
+}

@@ -42,3 +42,38 @@ public struct WAVFileProvider<Sample: AudioSample>: AudioSampleProvider {
 /// while try mic.read(into: &frame) { ... }   // one 10 ms frame every 10 ms
 /// ```
 public typealias WAVFileSource<Sample: AudioSample> = SampleProviderSource<WAVFileProvider<Sample>>
+
+/// A Y4M file (ParleyMedia's streaming ``Y4MReader``, 4:2:0) as a ``VideoFrameProvider``.
+///
+/// Threading: use from one thread at a time.
+public struct Y4MFileProvider: VideoFrameProvider {
+    public typealias Failure = MediaFileError
+    private var reader: Y4MReader
+    public var width: Int { reader.header.width }
+    public var height: Int { reader.header.height }
+    /// The header's `F` rate (numerator / denominator).
+    public let framesPerSecond: Double
+
+    /// Reads the header of `path`.
+    /// - Throws: ``MediaFileError`` (also for a header with a zero frame rate, which cannot be paced).
+    public init(path: String) throws(MediaFileError) {
+        try self.init(reader: Y4MReader(path: path))
+    }
+
+    /// Wraps an open reader.
+    public init(reader: Y4MReader) throws(MediaFileError) {
+        let h = reader.header
+        guard h.frameRateNumerator > 0, h.frameRateDenominator > 0 else {
+            throw .unsupported(path: reader.name, what: "frame rate F\(h.frameRateNumerator):\(h.frameRateDenominator) (cannot pace)")
+        }
+        self.reader = reader
+        self.framesPerSecond = Double(h.frameRateNumerator) / Double(h.frameRateDenominator)
+    }
+
+    public mutating func readPicture(into frame: inout VideoFrame) throws(MediaFileError) -> Bool {
+        try reader.read(into: &frame)
+    }
+}
+
+/// A recorded camera: a Y4M file delivered at its frame rate (or on an injected clock).
+public typealias Y4MFileSource = PacedVideoSource<Y4MFileProvider>
