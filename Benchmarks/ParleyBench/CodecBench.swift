@@ -19,6 +19,7 @@ import COpus
 import CVPX
 import Foundation
 import ParleyCodecs
+import ParleyMedia
 
 /// Benchmarks for the codec suite.
 func codecBenchmarks() -> [Benchmark] {
@@ -103,25 +104,20 @@ private final class PairedTiming {
 enum CodecBenchData {
     /// Mono 48 kHz speech, whole 20 ms frames: SampleMedia's recording when present.
     static func speech48k() -> [Int16] {
-        let url = sampleMediaDirectory.appendingPathComponent("speech/speech-48k.wav")
-        var samples = (try? Data(contentsOf: url)).flatMap(pcm16) ?? synthetic()
+        var samples = (try? readMono16(sampleMediaDirectory.appendingPathComponent("speech/speech-48k.wav").path))
+            ?? synthetic()
         samples.removeLast(samples.count % 960)
         return samples
     }
 
-    /// The PCM samples of a 16-bit WAV file's data chunk.
-    private static func pcm16(_ data: Data) -> [Int16]? {
-        let d = [UInt8](data)
-        var o = 12
-        while o + 8 <= d.count {
-            let size = Int(d[o + 4]) | Int(d[o + 5]) << 8 | Int(d[o + 6]) << 16 | Int(d[o + 7]) << 24
-            if d[o..<o + 4].elementsEqual("data".utf8) {
-                let n = min(size, d.count - o - 8) / 2
-                return (0..<n).map { Int16(bitPattern: UInt16(d[o + 8 + 2 * $0]) | UInt16(d[o + 9 + 2 * $0]) << 8) }
-            }
-            o += 8 + size + (size & 1)
-        }
-        return nil
+    /// All samples of a mono WAV file, through ParleyMedia's reader.
+    private static func readMono16(_ path: String) throws -> [Int16] {
+        var reader = try WAVReader(path: path)
+        guard reader.format.channels == 1, reader.format.sampleRate == 48_000 else { return synthetic() }
+        var out: [Int16] = []
+        var chunk = [Int16](repeating: 0, count: 4096)
+        while case let n = try reader.read(into: &chunk), n > 0 { out += chunk[0..<n] }
+        return out
     }
 
     /// 5 s of a voiced, speech-like signal (used only when SampleMedia is absent).

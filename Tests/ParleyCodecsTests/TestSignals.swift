@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCodecs
+import ParleyMedia
 
 /// The package's SampleMedia directory, found relative to this file.
 let sampleMedia = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -19,28 +20,14 @@ struct SplitMix64: RandomNumberGenerator {
 
 struct TestDataError: Error, CustomStringConvertible { let description: String }
 
-/// Test-only reader for 16-bit PCM mono WAV (until ParleyMedia's reader lands).
-func readWAVInt16(_ url: URL) throws -> (rate: Int, samples: [Int16]) {
-    let d = [UInt8](try Data(contentsOf: url))
-    func u32(_ o: Int) -> Int { Int(d[o]) | Int(d[o + 1]) << 8 | Int(d[o + 2]) << 16 | Int(d[o + 3]) << 24 }
-    func u16(_ o: Int) -> Int { Int(d[o]) | Int(d[o + 1]) << 8 }
-    guard d.count >= 12, d[0..<4].elementsEqual("RIFF".utf8) else { throw TestDataError(description: "not RIFF") }
-    var o = 12
-    var rate = 0
-    while o + 8 <= d.count {
-        let size = u32(o + 4)
-        if d[o..<o + 4].elementsEqual("fmt ".utf8) {
-            guard u16(o + 10) == 1, u16(o + 22) == 16 else { throw TestDataError(description: "not 16-bit mono") }
-            rate = u32(o + 12)
-        } else if d[o..<o + 4].elementsEqual("data".utf8) {
-            let n = min(size, d.count - o - 8) / 2
-            var s = [Int16](repeating: 0, count: n)
-            for i in 0..<n { s[i] = Int16(bitPattern: UInt16(u16(o + 8 + 2 * i))) }
-            return (rate, s)
-        }
-        o += 8 + size + (size & 1)
-    }
-    throw TestDataError(description: "no data chunk")
+/// Reads a mono WAV file (any encoding ParleyMedia reads) as Float samples.
+func readMonoWAV(_ url: URL) throws -> (rate: Int, samples: [Float]) {
+    var reader = try WAVReader(path: url.path)
+    guard reader.format.channels == 1 else { throw TestDataError(description: "\(url.lastPathComponent) is not mono") }
+    var samples: [Float] = []
+    var chunk = [Float](repeating: 0, count: 4096)
+    while case let n = try reader.read(into: &chunk), n > 0 { samples += chunk[0..<n] }
+    return (reader.format.sampleRate, samples)
 }
 
 /// Decimates by an integer factor after a windowed-sinc low-pass (cutoff 0.9 x new Nyquist).
@@ -89,8 +76,8 @@ func correlation(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
 /// recording, decimated when the rate is lower (48 -> 24, 12; 16 -> 8).
 func speech(atRate rate: Int) throws -> [Float] {
     let source = (rate == 16_000 || rate == 8_000) ? "speech-16k.wav" : "speech-48k.wav"
-    let wav = try readWAVInt16(sampleMedia.appendingPathComponent("speech").appendingPathComponent(source))
-    let x = wav.samples.map { Float($0) / 32768 }
+    let wav = try readMonoWAV(sampleMedia.appendingPathComponent("speech").appendingPathComponent(source))
+    let x = wav.samples
     guard wav.rate % rate == 0 else { throw TestDataError(description: "\(source) at \(wav.rate) Hz -> \(rate) Hz") }
     return wav.rate == rate ? x : decimate(x, by: wav.rate / rate)
 }
