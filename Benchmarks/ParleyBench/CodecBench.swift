@@ -133,16 +133,10 @@ enum CodecBenchData {
 
     /// The 320x240 sample clip (SampleMedia/video/sample.y4m) or a synthetic moving picture.
     static func video() -> [VideoFrame] {
-        let url = sampleMediaDirectory.appendingPathComponent("video/sample.y4m")
-        if let d = try? Data(contentsOf: url).map({ $0 }), let nl = d.firstIndex(of: 0x0A) {
-            let size = 320 * 240 * 3 / 2
+        if var reader = try? Y4MReader(path: sampleMediaDirectory.appendingPathComponent("video/sample.y4m").path),
+           reader.header.width == 320, reader.header.height == 240 {
             var frames: [VideoFrame] = []
-            var o = nl + 1
-            while o < d.count, let e = d[o...].firstIndex(of: 0x0A), e + 1 + size <= d.count {
-                frames.append(VideoFrame(width: 320, height: 240, strideY: 320, strideUV: 160,
-                                         data: Array(d[e + 1..<e + 1 + size]), timestamp: UInt32(frames.count * 3000)))
-                o = e + 1 + size
-            }
+            while let f = try? reader.readFrame() { frames.append(f) }
             if !frames.isEmpty { return frames }
         }
         var rng = SystemRandomNumberGenerator()

@@ -84,32 +84,6 @@ func speech(atRate rate: Int) throws -> [Float] {
 
 func toInt16(_ x: [Float]) -> [Int16] { x.map { Int16(clampingFloat: $0) } }
 
-/// Test-only reader for 4:2:0 Y4M (until ParleyMedia's reader lands).
-func readY4M(_ url: URL, maxFrames: Int = .max) throws -> [VideoFrame] {
-    let d = [UInt8](try Data(contentsOf: url))
-    guard let nl = d.firstIndex(of: 0x0A) else { throw TestDataError(description: "no Y4M header") }
-    let header = String(decoding: d[0..<nl], as: UTF8.self).split(separator: " ")
-    guard header.first == "YUV4MPEG2" else { throw TestDataError(description: "not Y4M") }
-    var w = 0, h = 0
-    for field in header.dropFirst() {
-        if field.hasPrefix("W") { w = Int(field.dropFirst()) ?? 0 }
-        if field.hasPrefix("H") { h = Int(field.dropFirst()) ?? 0 }
-        if field.hasPrefix("C"), !field.hasPrefix("C420") { throw TestDataError(description: "not 4:2:0: \(field)") }
-    }
-    let size = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)
-    var frames: [VideoFrame] = []
-    var o = nl + 1
-    while o < d.count, frames.count < maxFrames {
-        guard let e = d[o...].firstIndex(of: 0x0A), d[o..<min(o + 5, d.count)].elementsEqual("FRAME".utf8) else { break }
-        o = e + 1
-        guard o + size <= d.count else { break }
-        frames.append(VideoFrame(width: w, height: h, strideY: w, strideUV: (w + 1) / 2, data: Array(d[o..<o + size]),
-                                 timestamp: UInt32(frames.count * 3000)))
-        o += size
-    }
-    return frames
-}
-
 /// A synthetic 320x240 clip longer than the sample's 15 frames (for rate-control and keyframe
 /// tests): gradients, a textured background and a square moving across it.
 func syntheticVideo(frames: Int = 60) -> [VideoFrame] {
@@ -137,9 +111,12 @@ func syntheticVideo(frames: Int = 60) -> [VideoFrame] {
     }
 }
 
-/// The sample clip, SampleMedia/video/sample.y4m.
+/// The sample clip, SampleMedia/video/sample.y4m, read with ParleyMedia's Y4M reader.
 func sampleVideo() throws -> [VideoFrame] {
-    try readY4M(sampleMedia.appendingPathComponent("video/sample.y4m"))
+    var reader = try Y4MReader(path: sampleMedia.appendingPathComponent("video/sample.y4m").path)
+    var frames: [VideoFrame] = []
+    while let f = try reader.readFrame() { frames.append(f) }
+    return frames
 }
 
 /// Luma PSNR in dB between two pictures of the same size.
