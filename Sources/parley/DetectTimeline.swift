@@ -2,9 +2,10 @@
 //
 // One lane per participant with talking segments as bars, an "overlap" lane (and a light band
 // across the lanes) where two or more people talk, and a time axis whose tick step is chosen
-// from 1-2-5-style steps so that there are 5 to 10 ticks whatever the length. At large scales
-// segments closer than a pixel are merged and every bar is at least a pixel wide, so a 2-hour
-// meeting stays legible and the file stays small.
+// from 1-2-5-style steps so that there are 5 to 10 ticks whatever the length. Bars are drawn
+// per column (one pixel, or up to 8 when zoomed out): a column's opacity is the share of its
+// time that was talk, so a 2-hour meeting shows where talk is dense or sparse instead of solid
+// bars, a 2-minute one shows crisp segments, and the file stays small at any length.
 
 import ParleyCall
 
@@ -35,17 +36,45 @@ func timelineTickLabel(_ t: Double, step: Double) -> String {
     return "\(s / 3600)h" + pad2(s / 60 % 60)
 }
 
-/// Merges segments whose gap is below `gap` seconds and widens each to at least `minWidth`.
-func mergedForDisplay(_ segments: [TalkSegment], gap: Double, minWidth: Double) -> [TalkSegment] {
-    var out: [TalkSegment] = []
-    for s in segments {
-        if let last = out.last, s.start - last.end < gap {
-            out[out.count - 1].end = max(last.end, s.end)
-        } else {
-            out.append(s)
+/// Width, in pixels, of the columns ``coverageRuns(_:secondsPerPixel:pixels:)`` averages
+/// over: one pixel up to a second per pixel (meetings up to about 16 minutes: crisp segments),
+/// then up to 8 pixels so that a column spans about 30 s (a 2-hour meeting: ~37 s columns),
+/// which smooths the stripes that talk every few seconds would draw.
+func timelineColumnWidth(secondsPerPixel: Double) -> Int {
+    secondsPerPixel <= 1 ? 1 : min(8, Int((30 / secondsPerPixel).rounded(.up)))
+}
+
+/// How much of each column of `timelineColumnWidth` pixels is covered by `segments`, as runs
+/// of equal level: a column's level is the share of its time that was talk, rounded up to an
+/// eighth (any talk at all shows); neighbouring columns of the same level make one run.
+/// Zoomed in, runs are the segments themselves; zoomed out (hours on a thousand pixels), the
+/// level shows where talk was dense or sparse instead of one solid bar.
+func coverageRuns(_ segments: [TalkSegment], secondsPerPixel: Double, pixels: Int)
+    -> [(start: Int, end: Int, level: Double)] {
+    let width = timelineColumnWidth(secondsPerPixel: secondsPerPixel)
+    let columnSeconds = secondsPerPixel * Double(width)
+    let columns = (pixels + width - 1) / width
+    var coverage = [Double](repeating: 0, count: columns)
+    for s in segments where s.end > s.start {
+        let a = s.start / columnSeconds, b = s.end / columnSeconds
+        var k = max(0, Int(a))
+        while k < columns && Double(k) < b {
+            coverage[k] += min(b, Double(k + 1)) - max(a, Double(k))
+            k += 1
         }
     }
-    return out.map { $0.duration >= minWidth ? $0 : TalkSegment(start: $0.start, end: $0.start + minWidth) }
+    var runs: [(start: Int, end: Int, level: Double)] = []
+    for k in 0..<columns {
+        let level = min(1, (coverage[k] * 8 - 1e-6).rounded(.up) / 8)
+        guard level > 0 else { continue }
+        let start = k * width, end = min(pixels, (k + 1) * width)
+        if let last = runs.last, last.end == start, last.level == level {
+            runs[runs.count - 1].end = end
+        } else {
+            runs.append((start, end, level))
+        }
+    }
+    return runs
 }
 
 /// The time ranges during which two or more of `tracks` talk.
@@ -91,6 +120,9 @@ func timelineSVG(_ recordings: [DetectRecording], version: String) -> String {
     let secondsPerPixel = duration / plotWidth
     func x(_ t: Double) -> Double { labelWidth + t / secondsPerPixel }
     func px(_ v: Double) -> String { fixed(v, 1) }
+    // Any talk in a column shows at 0.3 or more; full columns are opaque.
+    func opacity(_ level: Double) -> String { level >= 1 ? "" : " fill-opacity=\"\(fixed(0.3 + 0.7 * level, 3))\"" }
+    let pixels = Int(plotWidth)
 
     var body = ""
     var y = 40.0
@@ -103,8 +135,8 @@ func timelineSVG(_ recordings: [DetectRecording], version: String) -> String {
                 + "(\(n) participant\(n == 1 ? "" : "s"), \(clock(r.duration)))</text>\n"
             y += 22
         }
-        let overlaps = mergedForDisplay(overlapRanges(r.tracks.map(\.segments)),
-                                        gap: secondsPerPixel, minWidth: secondsPerPixel)
+        let overlaps = coverageRuns(overlapRanges(r.tracks.map(\.segments)),
+                                    secondsPerPixel: secondsPerPixel, pixels: pixels)
         let groupTop = y
         for (ti, t) in r.tracks.enumerated() {
             let color = palette[colorIndex % palette.count]
@@ -114,8 +146,9 @@ func timelineSVG(_ recordings: [DetectRecording], version: String) -> String {
             body += "<text x=\"8\" y=\"\(px(y + laneHeight / 2 + 4))\" class=\"name\">\(xmlEscaped(t.name))</text>\n"
             body += "<text x=\"\(px(labelWidth - 6))\" y=\"\(px(y + laneHeight / 2 + 4))\" class=\"share\">\(percent(share))</text>\n"
             body += "<g fill=\"\(color)\">"
-            for s in mergedForDisplay(t.segments, gap: 1.5 * secondsPerPixel, minWidth: secondsPerPixel) {
-                body += "<rect x=\"\(px(x(s.start)))\" y=\"\(px(y + 3))\" width=\"\(px(max(1, s.duration / secondsPerPixel)))\" height=\"\(px(laneHeight - 6))\"/>"
+            for run in coverageRuns(t.segments, secondsPerPixel: secondsPerPixel, pixels: pixels) {
+                body += "<rect x=\"\(px(labelWidth + Double(run.start)))\" y=\"\(px(y + 3))\" width=\"\(run.end - run.start)\" "
+                    + "height=\"\(px(laneHeight - 6))\"\(opacity(run.level))/>"
             }
             body += "</g>\n"
             y += laneHeight + laneGap
@@ -123,15 +156,17 @@ func timelineSVG(_ recordings: [DetectRecording], version: String) -> String {
         if r.tracks.count > 1 {
             // Light bands across the lanes, and a lane of their own, where two or more talk.
             body += "<g class=\"band\">"
-            for s in overlaps {
-                body += "<rect x=\"\(px(x(s.start)))\" y=\"\(px(groupTop))\" width=\"\(px(max(1, s.duration / secondsPerPixel)))\" height=\"\(px(y - groupTop - laneGap))\"/>"
+            for run in overlaps {
+                body += "<rect x=\"\(px(labelWidth + Double(run.start)))\" y=\"\(px(groupTop))\" width=\"\(run.end - run.start)\" "
+                    + "height=\"\(px(y - groupTop - laneGap))\" fill-opacity=\"\(fixed(0.13 * run.level, 3))\"/>"
             }
             body += "</g>\n"
             body += "<text x=\"8\" y=\"\(px(y + overlapLaneHeight - 1))\" class=\"small\">overlap (2+ talking)</text>\n"
             body += "<rect x=\"\(px(labelWidth))\" y=\"\(px(y))\" width=\"\(px(plotWidth))\" height=\"\(px(overlapLaneHeight))\" class=\"lane\"/>\n"
             body += "<g class=\"overlap\">"
-            for s in overlaps {
-                body += "<rect x=\"\(px(x(s.start)))\" y=\"\(px(y))\" width=\"\(px(max(1, s.duration / secondsPerPixel)))\" height=\"\(px(overlapLaneHeight))\"/>"
+            for run in overlaps {
+                body += "<rect x=\"\(px(labelWidth + Double(run.start)))\" y=\"\(px(y))\" width=\"\(run.end - run.start)\" "
+                    + "height=\"\(px(overlapLaneHeight))\"\(opacity(run.level))/>"
             }
             body += "</g>\n"
             y += overlapLaneHeight + laneGap
@@ -162,7 +197,7 @@ func timelineSVG(_ recordings: [DetectRecording], version: String) -> String {
     svg += "<!-- parley \(xmlEscaped(version)) detect timeline -->\n"
     svg += "<style>.lane{fill:#f3f3f3}.name{font-size:13px;fill:#222}.share{font-size:11px;fill:#666;text-anchor:end}"
         + ".rec{font-size:13px;font-weight:bold;fill:#222}.small{font-size:10px;fill:#666}"
-        + ".band{fill:#d62728;fill-opacity:0.13}.overlap{fill:#d62728}"
+        + ".band{fill:#d62728}.overlap{fill:#d62728}"
         + ".grid{stroke:#000;stroke-opacity:0.08}.axis{stroke:#444}.tick{font-size:11px;fill:#444;text-anchor:middle}"
         + ".title{font-size:15px;font-weight:bold;fill:#111}</style>\n"
     svg += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
