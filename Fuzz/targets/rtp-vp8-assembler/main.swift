@@ -27,7 +27,9 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         }
         stats.update(sequenceNumber: seq, timestamp: ts, arrivalNanoseconds: now, payloadBytes: len)
     }
-    assembler.advance(nowNanoseconds: now + 10_000_000_000) { _ in }
+    assembler.advance(nowNanoseconds: now + 10_000_000_000) { e in
+        if case .frame(let f) = e { precondition(f.data.count > 0); frames += 1 }
+    }
     let s = assembler.statistics
     precondition(s.framesAssembled == frames)
     let c = stats.counters
