@@ -40,21 +40,6 @@ private var captureConfigText: String {
     "pcm.benchcap { type file; slave { pcm { type null } }; file \"/dev/null\"; infile \"\(captureInput)\"; format \"raw\" }\n"
 }
 
-/// Ends a source after a fixed number of frames so a stream finishes by itself.
-private struct BoundedSource<Inner: AudioCaptureSource & ~Copyable>: ~Copyable, AudioCaptureSource {
-    typealias Sample = Inner.Sample
-    typealias Failure = Inner.Failure
-    var inner: Inner
-    var remaining: Int
-    var format: AudioFormat { inner.format }
-    var framesPerRead: Int { inner.framesPerRead }
-    mutating func read(into frame: inout AudioFrame<Sample>) throws(Failure) -> Bool {
-        guard remaining > 0 else { return false }
-        remaining -= 1
-        return try inner.read(into: &frame)
-    }
-}
-
 /// State of the raw baseline: the PCM, opened with the C API only.
 private final class RawReader {
     var pcm: OpaquePointer?
@@ -124,7 +109,7 @@ private final class ParleyReader {
 private func streamFrames(_ n: Int) -> UInt64 {
     let tree = try! ALSAConfigurationTree(text: captureConfigText, includingSystemConfiguration: false)
     let mic = try! ALSACapture<Int16>(pcm: "benchcap", parameters: .init(format: captureFormat), configuration: tree)
-    let stream = AudioCaptureStream(BoundedSource(inner: mic, remaining: n), bufferCapacity: n)
+    let stream = AudioCaptureStream(PrefixAudioSource(mic, frames: n), bufferCapacity: n)
     let done = DispatchSemaphore(value: 0)
     final class Box: @unchecked Sendable { var sum: UInt64 = 0; var count = 0 }
     let box = Box()

@@ -8,11 +8,43 @@ private final class SourceBox<Source: ~Copyable>: @unchecked Sendable {
     init(_ source: consuming Source) { self.source = .some(source) }
 }
 
-/// Shared state between a capture thread and its stream's owner.
+/// Shared state between a capture thread and its stream's owner, and the loop both stream
+/// types run on their capture thread.
 final class CaptureControl: Sendable {
     let stopRequested = Atomic<Bool>(false)
     let delivered = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
+
+    /// A stream keeping the newest `capacity` frames; the consumer going away stops capture.
+    func makeStream<Frame: Sendable>(capacity: Int)
+        -> (AsyncThrowingStream<Frame, any Error>, AsyncThrowingStream<Frame, any Error>.Continuation) {
+        precondition(capacity > 0, "buffer capacity must be positive")
+        let (stream, continuation) = AsyncThrowingStream<Frame, any Error>.makeStream(bufferingPolicy: .bufferingNewest(capacity))
+        continuation.onTermination = { [self] _ in stopRequested.store(true, ordering: .relaxed) }
+        return (stream, continuation)
+    }
+
+    /// The capture loop: reads into `frame` until the source ends, fails or a stop is
+    /// requested, yielding each frame and counting drops; then releases the source (closing a
+    /// device) before finishing the stream, with the source's error if it failed.
+    func pump<Frame: Sendable>(_ frame: inout Frame, into continuation: AsyncThrowingStream<Frame, any Error>.Continuation,
+                     read: (inout Frame) throws -> Bool, release: () -> Void) {
+        while !stopRequested.load(ordering: .relaxed) {
+            do {
+                guard try read(&frame) else { break }
+            } catch {
+                release()
+                continuation.finish(throwing: error)
+                return
+            }
+            delivered.add(1, ordering: .relaxed)
+            if case .dropped = continuation.yield(frame) {
+                dropped.add(1, ordering: .relaxed)
+            }
+        }
+        release()
+        continuation.finish()
+    }
 }
 
 /// Audio frames from any ``AudioCaptureSource`` as an `AsyncSequence`: a dedicated thread
@@ -42,32 +74,16 @@ public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Senda
     public init<Source: AudioCaptureSource & ~Copyable>(
         _ source: consuming Source, bufferCapacity: Int = 8, framesPerRead: Int? = nil
     ) where Source.Sample == Sample {
-        precondition(bufferCapacity > 0, "buffer capacity must be positive")
-        let (stream, continuation) = AsyncThrowingStream<AudioFrame<Sample>, any Error>
-            .makeStream(bufferingPolicy: .bufferingNewest(bufferCapacity))
+        let control = self.control
+        let (stream, continuation) = control.makeStream(capacity: bufferCapacity) as
+            (AsyncThrowingStream<AudioFrame<Sample>, any Error>, AsyncThrowingStream<AudioFrame<Sample>, any Error>.Continuation)
         self.stream = stream
         let format = source.format
         let size = framesPerRead ?? source.framesPerRead
         let box = SourceBox(source)
-        let control = self.control
-        continuation.onTermination = { _ in control.stopRequested.store(true, ordering: .relaxed) }
         let thread = Thread {
             var frame = AudioFrame<Sample>(format: format, samplesPerChannel: size)
-            while !control.stopRequested.load(ordering: .relaxed) {
-                do {
-                    guard try box.source!.read(into: &frame) else { break }
-                } catch {
-                    continuation.finish(throwing: error)
-                    box.source = nil
-                    return
-                }
-                control.delivered.add(1, ordering: .relaxed)
-                if case .dropped = continuation.yield(frame) {
-                    control.dropped.add(1, ordering: .relaxed)
-                }
-            }
-            box.source = nil  // closes a device
-            continuation.finish()
+            control.pump(&frame, into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
         }
         thread.name = "parley-audio-capture"
         thread.start()
@@ -96,31 +112,15 @@ public final class VideoCaptureStream: AsyncSequence, Sendable {
     private let control = CaptureControl()
 
     public init<Source: VideoCaptureSource & ~Copyable>(_ source: consuming Source, bufferCapacity: Int = 2) {
-        precondition(bufferCapacity > 0, "buffer capacity must be positive")
-        let (stream, continuation) = AsyncThrowingStream<VideoFrame, any Error>
-            .makeStream(bufferingPolicy: .bufferingNewest(bufferCapacity))
+        let control = self.control
+        let (stream, continuation) = control.makeStream(capacity: bufferCapacity) as
+            (AsyncThrowingStream<VideoFrame, any Error>, AsyncThrowingStream<VideoFrame, any Error>.Continuation)
         self.stream = stream
         let (w, h) = (source.width, source.height)
         let box = SourceBox(source)
-        let control = self.control
-        continuation.onTermination = { _ in control.stopRequested.store(true, ordering: .relaxed) }
         let thread = Thread {
             var frame = VideoFrame(width: w, height: h)
-            while !control.stopRequested.load(ordering: .relaxed) {
-                do {
-                    guard try box.source!.read(into: &frame) else { break }
-                } catch {
-                    continuation.finish(throwing: error)
-                    box.source = nil
-                    return
-                }
-                control.delivered.add(1, ordering: .relaxed)
-                if case .dropped = continuation.yield(frame) {
-                    control.dropped.add(1, ordering: .relaxed)
-                }
-            }
-            box.source = nil
-            continuation.finish()
+            control.pump(&frame, into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
         }
         thread.name = "parley-video-capture"
         thread.start()

@@ -138,22 +138,6 @@ import ParleyMedia
         #expect(frames >= 3 && frames <= 12, "\(frames) frames")
     }
 
-    /// Ends any audio source after `limit` frames, so a stream over an unpaced `file` PCM
-    /// finishes on its own and a buffer of `limit` frames can hold everything.
-    struct FirstFrames<Inner: AudioCaptureSource & ~Copyable>: ~Copyable, AudioCaptureSource {
-        typealias Sample = Inner.Sample
-        typealias Failure = Inner.Failure
-        var inner: Inner
-        var remaining: Int
-        var format: AudioFormat { inner.format }
-        var framesPerRead: Int { inner.framesPerRead }
-        mutating func read(into frame: inout AudioFrame<Sample>) throws(Failure) -> Bool {
-            guard remaining > 0 else { return false }
-            remaining -= 1
-            return try inner.read(into: &frame)
-        }
-    }
-
     @Test func alsaCaptureWorksAsAStream() async throws {
         let fx = try FilePCMFixture()
         defer { fx.remove() }
@@ -161,7 +145,7 @@ import ParleyMedia
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("streamcap", input: fx.path("in.raw")))
         let mic = try ALSACapture<Int16>(pcm: "streamcap", parameters: .init(format: mono16k), configuration: conf)
-        let stream = AudioCaptureStream(FirstFrames(inner: mic, remaining: 20), bufferCapacity: 20)
+        let stream = AudioCaptureStream(PrefixAudioSource(mic, frames: 20), bufferCapacity: 20)
         var got: [Int16] = []
         var stamps: [UInt32] = []
         for try await frame in stream {
@@ -183,7 +167,7 @@ import ParleyMedia
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("dropcap", input: fx.path("in.raw")))
         let mic = try ALSACapture<Int16>(pcm: "dropcap", parameters: .init(format: mono16k), configuration: conf)
-        let stream = AudioCaptureStream(FirstFrames(inner: mic, remaining: 400), bufferCapacity: 4)
+        let stream = AudioCaptureStream(PrefixAudioSource(mic, frames: 400), bufferCapacity: 4)
         var consumed = 0
         var mismatches = 0
         var last = -1
