@@ -8,6 +8,7 @@ struct JitterScenario: CustomTestStringConvertible, Sendable {
     var firstSequence: UInt16 = 1000
     var firstTimestamp: UInt32 = 123_456
     var capacity = 256
+    var frameMs = 10
     /// Expected counters; `nil` means not checked.
     var played: Int?
     var late: Int? = 0
@@ -43,6 +44,9 @@ let jitterScenarios: [JitterScenario] = [
     // A jitter-free path: a 400 ms outage loses the 20 packets sent during it, later ones play.
     JitterScenario(name: "400 ms spike", script: "(PGG)*300 (HGG)*20 F (PGG)*100", played: 400, late: 20, discarded: 20),
     JitterScenario(name: "+150 ms step", script: "(PGG)*300 (HGG)*7 HG GF (PGG)*300", played: 600, late: 8, discarded: 8),
+    JitterScenario(name: "20 ms playout frames", script: "(PG)*100", frameMs: 20, played: 100, maxMeanDelayMs: 60),
+    JitterScenario(name: "20 ms frames with loss and reorder", script: "(PG)*50 LG HG PF G (PG)*50", frameMs: 20,
+                   played: 102, lost: 1),
     JitterScenario(name: "overflow", script: "P*40 GG (PGG)*10", capacity: 16, played: 26, discarded: 24),
 ]
 
@@ -50,6 +54,7 @@ let jitterScenarios: [JitterScenario] = [
 func scenarioProducesExpectedCounters(_ scenario: JitterScenario) {
     var c = JitterBufferConfiguration()
     c.capacity = scenario.capacity
+    c.frameMs = scenario.frameMs
     var s = ScenarioScript(firstSequence: scenario.firstSequence, firstTimestamp: scenario.firstTimestamp, configuration: c)
     s.run(scenario.script)
     s.drain()

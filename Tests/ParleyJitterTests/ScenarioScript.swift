@@ -64,7 +64,7 @@ struct ScenarioScript {
             played.append(p.tag)
             if let t = putTimes[p.tag] { playoutDelaysMs.append(clockMs + Double(p.offsetInFrame) / 16 - t) }
         }
-        clockMs += 10
+        clockMs += Double(buffer.configuration.frameMs)
     }
 
     mutating func run(_ script: String) {
@@ -117,7 +117,7 @@ struct ScenarioScript {
 
     /// Gets for `ms` more so everything buffered plays out.
     mutating func drain(ms: Int = 3000) {
-        for _ in 0..<(ms / 10) { get() }
+        for _ in 0..<(ms / buffer.configuration.frameMs) { get() }
     }
 }
 
