@@ -1,6 +1,7 @@
 // libFuzzer target: payload formats: the Opus TOC duration (RFC 7587/6716), the VP8 payload
-// descriptor (RFC 7741) and VP8 frame header. Property: a parsed descriptor rewrites to the
-// same bytes; durations stay within 120 ms.
+// descriptor (RFC 7741), VP8 frame header and VP9 payload descriptor (RFC 9628). Properties: a
+// parsed VP8 descriptor rewrites to the same fields; durations stay within 120 ms; a VP9
+// descriptor lies within the payload.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -24,5 +25,8 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         }
     }
     _ = try? VP8FrameHeader(parsing: bytes)
+    if let d = try? VP9PayloadDescriptor(parsing: bytes) {
+        precondition(d.size <= size && d.referenceDiffs.count <= 3)
+    }
     return 0
 }
