@@ -18,9 +18,16 @@ protocol OfflineAudioSource {
     var channels: Int { get }
     /// Samples per channel the source announces, if it knows.
     var expectedFrames: Int64? { get }
+    /// NaN or infinite samples the source replaced by 0 so far (a decoder may clean them up
+    /// before the VAD, which would otherwise count them itself).
+    var nonFiniteSamplesReplaced: Int { get }
     /// Reads up to `buffer.count / channels` frames of interleaved samples into `buffer`;
     /// returns the number of frames read, 0 at the end.
     mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(OfflineReadError) -> Int
+}
+
+extension OfflineAudioSource {
+    var nonFiniteSamplesReplaced: Int { 0 }
 }
 
 /// A read that failed part-way (an I/O or decoding error), with the library's message.
@@ -94,6 +101,7 @@ public struct OfflineDetector: Sendable {
         var nonFinite = 0
         var firstNonFinite = 0.0
         var readFailure: String?
+        var replacedBefore = source.nonFiniteSamplesReplaced
         while true {
             let n: Int
             do {
@@ -103,6 +111,12 @@ public struct OfflineDetector: Sendable {
                 break
             }
             if n == 0 { break }
+            let replaced = source.nonFiniteSamplesReplaced - replacedBefore
+            if replaced > 0 {
+                if nonFinite == 0 { firstNonFinite = Double(framesRead) / Double(rate) }
+                nonFinite += replaced
+                replacedBefore += replaced
+            }
             for t in 0..<trackCount {
                 let samples: UnsafeBufferPointer<Float>
                 if channels == 1 {

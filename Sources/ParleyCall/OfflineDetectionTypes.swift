@@ -67,7 +67,7 @@ public enum OfflineDetectionIssue: Sendable, Equatable, CustomStringConvertible 
         case let .truncated(read, expected, reason):
             "truncated: read \(formatSeconds(read)) s of the \(formatSeconds(expected)) s its header announces (\(reason)); results cover what was read"
         case let .nonFiniteSamples(count, firstAt):
-            "\(count) NaN or infinite sample\(count == 1 ? "" : "s") (first at \(formatSeconds(firstAt)) s) analysed as silence"
+            "\(count) NaN or infinite sample\(count == 1 ? "" : "s") (the first in the block read at \(formatSeconds(firstAt)) s) analysed as silence"
         case .noSpeech:
             "no speech detected (silence or non-speech only)"
         }
