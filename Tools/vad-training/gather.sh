@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Gathers extra training audio from Debian packages (see SOURCES.md for what and why), converted
+# to 16 kHz mono 16-bit WAV with ffmpeg (soxr). Nothing here goes into the repository.
+#   bash gather.sh WORKDIR
+# Reserved for checking, never used here: singularity-music, openttd-opensfx, shared/data/real-dev.
+set -euo pipefail
+W=${1:?usage: gather.sh WORKDIR}
+mkdir -p "$W/debs" "$W/x" "$W/wav"
+PKGS="klettres-data lincity-ng-data extremetuxracer-data frozen-bubble-data pingus-data tuxtype-data lmms-common warzone2100-music"
+(cd "$W/debs" && apt-get download $PKGS)
+for d in "$W"/debs/*.deb; do n=$(basename "$d" | cut -d_ -f1); mkdir -p "$W/x/$n"; dpkg-deb -x "$d" "$W/x/$n"; done
+
+conv() {  # conv IN OUT [ffmpeg input options...]: 16 kHz mono, at most 40 s from 20 s in (or the start)
+  local in=$1 out=$2; shift 2
+  local dur; dur=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$in" 2>/dev/null || echo 0)
+  local ss=0; if awk "BEGIN{exit !($dur > 70)}"; then ss=20; fi
+  ffmpeg -nostdin -v error -y -ss $ss -t 40 -i "$in" -ac 1 -af aresample=resampler=soxr -ar 16000 -c:a pcm_s16le "$out" \
+    || { echo "skip $in"; rm -f "$out"; }
+}
+name() { echo "$1" | sed 's|.*/||; s|\.[^.]*$||; s|[^A-Za-z0-9]|_|g'; }
+
+mkdir -p "$W/wav/music" "$W/wav/effects" "$W/wav/speech_syll"
+# Music: game soundtracks (several genres) and LMMS instrument/loop samples.
+for f in "$W"/x/extremetuxracer-data/usr/share/games/etr/music/*; do conv "$f" "$W/wav/music/etr__$(name "$f").wav"; done
+for f in "$W"/x/pingus-data/usr/share/games/pingus/data/music/*; do conv "$f" "$W/wav/music/pingus__$(name "$f").wav"; done
+for f in "$W"/x/lincity-ng-data/usr/share/games/lincity-ng/music/default/*.ogg; do conv "$f" "$W/wav/music/lincity__$(name "$f").wav"; done
+for f in "$W"/x/warzone2100-music/usr/share/games/warzone2100/music/albums/*/*.opus; do
+  a=$(basename "$(dirname "$f")"); conv "$f" "$W/wav/music/warzone__${a}_$(name "$f").wav"; done
+# LMMS loops and instrument samples: concatenated per folder into one clip.
+for dir in bassloops beats drums instruments latin stringsnpads basses misc; do
+  ls "$W"/x/lmms-common/usr/share/lmms/samples/$dir/* >/dev/null 2>&1 || continue
+  : > "$W/lmms_$dir.txt"
+  for f in "$W"/x/lmms-common/usr/share/lmms/samples/$dir/*; do echo "file '$f'" >> "$W/lmms_$dir.txt"; done
+  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/lmms_$dir.txt" -ac 1 -af aresample=resampler=soxr -ar 16000 -t 60 \
+    -c:a pcm_s16le "$W/wav/music/lmms__$dir.wav" || echo "skip lmms $dir"
+done
+# Effects: game sound effects, concatenated per package with short gaps.
+for src in "lincity:lincity-ng-data/usr/share/games/lincity-ng/sounds" "etr:extremetuxracer-data/usr/share/games/etr/sounds" \
+           "frozenbubble:frozen-bubble-data/usr/share/games/frozen-bubble/snd" "pingus:pingus-data/usr/share/games/pingus/data/sounds" \
+           "tuxtype:tuxtype-data/usr/share/tuxtype/sounds"; do
+  tag=${src%%:*}; dir=$W/x/${src#*:}
+  : > "$W/fx_$tag.txt"
+  for f in "$dir"/*; do
+    t="$W/tmp_fx_$(name "$f").wav"
+    ffmpeg -nostdin -v error -y -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=0.3" -c:a pcm_s16le "$t" 2>/dev/null && echo "file '$t'" >> "$W/fx_$tag.txt"
+  done
+  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/fx_$tag.txt" -t 120 -c:a pcm_s16le "$W/wav/effects/$tag.wav" || echo "skip fx $tag"
+  rm -f "$W"/tmp_fx_*.wav
+done
+# Speech: KLettres letters and syllables recorded by native speakers, ~20 languages; per language
+# concatenated with 0.15-0.9 s pauses (pseudo-random, seeded by position) into one clip.
+for dir in "$W"/x/klettres-data/usr/share/klettres/*/; do
+  lang=$(basename "$dir"); [ -d "$dir/alpha" ] || [ -d "$dir/syllab" ] || continue
+  : > "$W/kl_$lang.txt"; i=0
+  for f in $(find "$dir" -name "*.ogg" | sort | head -150); do
+    i=$((i + 1)); pad=$(awk -v i=$i 'BEGIN{srand(i); printf "%.2f", 0.15 + 0.75 * rand()}')
+    t="$W/tmp_kl_${lang}_$i.wav"
+    ffmpeg -nostdin -v error -y -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=$pad" -c:a pcm_s16le "$t" && echo "file '$t'" >> "$W/kl_$lang.txt"
+  done
+  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/kl_$lang.txt" -c:a pcm_s16le "$W/wav/speech_syll/klettres__$lang.wav" || echo "skip kl $lang"
+  rm -f "$W"/tmp_kl_*.wav
+done
+ls "$W"/wav/* | head -100

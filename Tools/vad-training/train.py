@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""Trains the ParleyVoice VAD decision (a small MLP) and writes Sources/ParleyVoice/VADModelWeights.swift.
+
+    swift build -c release --product parley-vadtool
+    bash Tools/vad-training/gather.sh WORK          # extra Debian audio (see SOURCES.md)
+    python3 Tools/vad-training/train.py --corpus ../shared/data/corpus --work WORK
+
+The features come from the product's own Swift front end (`parley-vadtool features`), so training
+and product cannot diverge. numpy only. Deterministic (fixed seeds).
+
+Data (see SOURCES.md): corpus speech, music, noise and speech mixtures; gathered music, effects and
+KLettres speech; synthetic mixtures of them at 0-20 dB SNR and with stationary noises. Whole
+sources are held out for validation (unseen music, effects, speakers, languages). Singing,
+human non-speech and the conversation are not trained on (see README.md). real-dev is never read.
+"""
+import argparse, glob, json, os, subprocess, sys, wave
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NFEAT = 31
+
+VAL_SPEECH = ("sp05_", "sp10_", "sp15_", "sp17_")
+VAL_MUSIC = ("mu09_", "mu11_", "mu12_", "warzone__")
+VAL_NOISE = ("no03_", "lincity__", "lincity.wav")
+VAL_LANGS = ("klettres__ar", "klettres__he", "klettres__uk", "klettres__nb")
+
+
+def read_wav(path):
+    with wave.open(path) as w:
+        assert w.getframerate() == 16000 and w.getsampwidth() == 2, path
+        x = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768
+        if w.getnchannels() > 1:
+            x = x.reshape(-1, w.getnchannels())[:, 0]
+    return x
+
+
+def write_wav(path, x):
+    y = np.clip(np.round(x * 32768), -32768, 32767).astype(np.int16)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000); w.writeframes(y.tobytes())
+
+
+def read_scv(path, nframes):
+    """Labels (name,start,end,label,...) sampled at 10 ms frame centres."""
+    parts = open(path).read().strip().split(",")[1:]
+    lab = np.zeros(nframes, dtype=np.float32)
+    t = (np.arange(nframes) + 0.5) * 0.01
+    for i in range(0, len(parts) - 2, 3):
+        s, e, l = float(parts[i]), float(parts[i + 1]), int(float(parts[i + 2]))
+        if l == 1:
+            lab[(t >= s) & (t < e)] = 1
+    return lab
+
+
+def auto_labels(x):
+    """The corpus's labelling rule (README): energy threshold, gaps < 100 ms filled, islands < 30 ms removed."""
+    n = len(x) // 160
+    e = 10 * np.log10(np.mean(x[: n * 160].reshape(n, 160) ** 2, axis=1) + 1e-12)
+    live = e[e > -95]
+    L = np.percentile(live, 99); N = np.percentile(live, 10)
+    T = max(L - 38, min(N + 10, L - 30))
+    lab = (e > T).astype(np.float32)
+    def runs(v, val):
+        out, i = [], 0
+        while i < len(v):
+            j = i
+            while j < len(v) and v[j] == val: j += 1
+            if j > i and v[i] == val: out.append((i, j))
+            i = max(j, i + 1)
+        return out
+    for a, b in runs(lab, 0):
+        if b - a < 10 and a > 0 and b < len(lab): lab[a:b] = 1
+    for a, b in runs(lab, 1):
+        if b - a < 3: lab[a:b] = 0
+    return lab
+
+
+def fill_gaps(lab, maxgap):
+    """Label convention of a talking detector: pauses of at most `maxgap` frames inside speech are speech."""
+    lab = lab.copy(); idx = np.flatnonzero(lab > 0.5)
+    if len(idx) < 2: return lab
+    d = np.diff(idx)
+    for k in np.flatnonzero((d > 1) & (d <= maxgap + 1)):
+        lab[idx[k]:idx[k + 1]] = 1
+    return lab
+
+
+def is_val(name, prefixes):
+    return any(name.startswith(p) or p in name for p in prefixes)
+
+
+def collect(corpus, work):
+    """List of dict(path, name, group, split, labels)."""
+    items = []
+    def add(path, group, split, labels):
+        items.append(dict(path=path, name=os.path.splitext(os.path.basename(path))[0], group=group, split=split, labels=labels))
+    for p in sorted(glob.glob(f"{corpus}/speech/*.wav")):
+        n = os.path.basename(p)
+        add(p, "speech", "val" if is_val(n, VAL_SPEECH) else "train", p[:-4] + ".scv")
+    for p in sorted(glob.glob(f"{corpus}/music/*.wav")):
+        add(p, "music", "val" if is_val(os.path.basename(p), VAL_MUSIC) else "train", None)
+    for p in sorted(glob.glob(f"{corpus}/noise/*.wav")):
+        add(p, "noise", "val" if is_val(os.path.basename(p), VAL_NOISE) else "train", None)
+    for p in sorted(glob.glob(f"{corpus}/mix_speech_*/*.wav")):
+        n = os.path.basename(p)
+        sp, other = n.split("__")[0] + "_", n.split("__")[2] + "_"
+        sv, ov = is_val(sp, VAL_SPEECH), is_val(other, VAL_MUSIC + VAL_NOISE)
+        split = "train" if not sv and not ov else ("val" if sv and ov else "mixed")
+        add(p, "mix", split, p[:-4] + ".scv")
+    for p in sorted(glob.glob(f"{work}/wav/music/*.wav")):
+        add(p, "music", "val" if is_val(os.path.basename(p), VAL_MUSIC) else "train", None)
+    for p in sorted(glob.glob(f"{work}/wav/effects/*.wav")):
+        add(p, "noise", "val" if is_val(os.path.basename(p), VAL_NOISE) else "train", None)
+    for p in sorted(glob.glob(f"{work}/wav/speech_syll/*.wav")):
+        add(p, "speech", "val" if is_val(os.path.basename(p), VAL_LANGS) else "train", "auto")
+    for p in sorted(glob.glob(f"{corpus}/singing/*.wav")) + sorted(glob.glob(f"{corpus}/human_nonspeech/*.wav")):
+        add(p, "singing" if "singing" in p else "human", "report", None)
+    return items
+
+
+def labels_for(item, x):
+    n = len(x) // 160
+    if item["labels"] is None:
+        return np.zeros(n, dtype=np.float32)
+    if isinstance(item["labels"], np.ndarray):
+        return item["labels"][:n]
+    if item["labels"] == "auto":
+        return auto_labels(x)[:n]
+    return read_scv(item["labels"], n)
+
+
+def stationary_noise(rng, n, kind):
+    w = rng.standard_normal(n).astype(np.float32)
+    if kind == "white":
+        return w
+    f = np.fft.rfft(w)
+    k = np.arange(len(f)) + 1.0
+    if kind == "pink":
+        return np.fft.irfft(f / np.sqrt(k), n).astype(np.float32)
+    if kind == "brown":
+        return np.fft.irfft(f / k, n).astype(np.float32)
+    t = np.arange(n) / 16000.0   # hum with harmonics plus a little hiss
+    base = 50 if rng.random() < 0.5 else 60
+    return (sum(np.sin(2 * np.pi * base * h * t + rng.random() * 6) / h for h in range(1, 8)) + 0.05 * w).astype(np.float32)
+
+
+def make_mixtures(items, work, split, count, seed):
+    """Speech + non-speech (or stationary noise) at 0-20 dB SNR, random overall level."""
+    rng = np.random.default_rng(seed)
+    out_dir = f"{work}/mix_{split}"
+    os.makedirs(out_dir, exist_ok=True)
+    speech = [i for i in items if i["group"] == "speech" and i["split"] == split]
+    other = [i for i in items if i["group"] in ("music", "noise") and i["split"] == split]
+    cache = {}
+    def load(i):
+        if i["path"] not in cache:
+            x = read_wav(i["path"]); cache[i["path"]] = (x, labels_for(i, x))
+        return cache[i["path"]]
+    made = []
+    for m in range(count):
+        s = speech[rng.integers(len(speech))]
+        x, lab = load(s)
+        n = 8 * 16000
+        if len(x) < n: continue
+        a = rng.integers(0, len(x) - n) // 160 * 160
+        xs, ls = x[a:a + n].copy(), lab[a // 160:(a + n) // 160]
+        if ls.sum() < 50: continue
+        if rng.random() < 0.25:
+            kind = ["white", "pink", "brown", "hum"][rng.integers(4)]
+            bg, tag = stationary_noise(rng, n, kind), kind
+        else:
+            o = other[rng.integers(len(other))]
+            y, _ = load(o)
+            if len(y) < n: y = np.tile(y, n // max(len(y), 1) + 1)
+            b = rng.integers(0, len(y) - n + 1)
+            bg, tag = y[b:b + n].copy(), o["name"]
+        snr = [0, 5, 10, 15, 20][rng.integers(5)]
+        ps = np.mean(xs.reshape(-1, 160)[ls > 0] ** 2)
+        pb = np.mean(bg ** 2) + 1e-12
+        mix = xs + bg * np.sqrt(ps / pb / 10 ** (snr / 10))
+        level = -3 - 37 * rng.random()
+        mix *= 10 ** (level / 20) / (np.max(np.abs(mix)) + 1e-9)
+        name = f"mx{m:04d}__{s['name']}__{tag}__snr{snr:02d}"
+        path = f"{out_dir}/{name}.wav"
+        write_wav(path, mix)
+        made.append(dict(path=path, name=name, group="synmix", split=split, labels=ls.copy(), snr=snr))
+    return made
+
+
+def features(items, work, tool):
+    fdir = f"{work}/features"
+    os.makedirs(fdir, exist_ok=True)
+    todo = [i["path"] for i in items]
+    for k in range(0, len(todo), 50):
+        subprocess.run([tool, "features", fdir] + todo[k:k + 50], check=True)
+    for i in items:
+        f = np.fromfile(f"{fdir}/{i['name']}.f32", dtype=np.float32).reshape(-1, NFEAT + 1)
+        i["prob"], i["X"] = f[:, 0], f[:, 1:]
+        x = read_wav(i["path"])
+        lab = labels_for(i, x)
+        n = min(len(lab), len(f))
+        i["y"] = lab[:n]; i["X"] = i["X"][:n]; i["prob"] = i["prob"][:n]
+
+
+class MLP:
+    def __init__(self, nin, h1, h2, rng):
+        self.p = {"W1": rng.standard_normal((h1, nin)) / np.sqrt(nin), "b1": np.zeros(h1),
+                  "W2": rng.standard_normal((h2, h1)) / np.sqrt(h1), "b2": np.zeros(h2),
+                  "W3": rng.standard_normal(h2) / np.sqrt(h2), "b3": np.zeros(1)}
+    def forward(self, X):
+        a1 = np.tanh(X @ self.p["W1"].T + self.p["b1"])
+        a2 = np.tanh(a1 @ self.p["W2"].T + self.p["b2"])
+        return a2 @ self.p["W3"] + self.p["b3"][0], (a1, a2)
+    def train(self, X, y, w, epochs, rng, lr=3e-3, l2=1e-4, batch=4096):
+        m = {k: np.zeros_like(v) for k, v in self.p.items()}; v = {k: np.zeros_like(x) for k, x in self.p.items()}
+        t = 0
+        for ep in range(epochs):
+            order = rng.permutation(len(X))
+            tot = 0.0
+            for s in range(0, len(X), batch):
+                idx = order[s:s + batch]
+                xb, yb, wb = X[idx], y[idx], w[idx]
+                z, (a1, a2) = self.forward(xb)
+                pr = 1 / (1 + np.exp(-z))
+                tot += float(np.sum(wb * (np.logaddexp(0, z) - yb * z)))
+                dz = wb * (pr - yb) / wb.sum()
+                g = {"W3": a2.T @ dz, "b3": np.array([dz.sum()])}
+                d2 = np.outer(dz, self.p["W3"]) * (1 - a2 ** 2)
+                g["W2"] = d2.T @ a1; g["b2"] = d2.sum(0)
+                d1 = (d2 @ self.p["W2"]) * (1 - a1 ** 2)
+                g["W1"] = d1.T @ xb; g["b1"] = d1.sum(0)
+                t += 1
+                for k in self.p:
+                    gk = g[k] + (l2 * self.p[k] if k.startswith("W") else 0)
+                    m[k] = 0.9 * m[k] + 0.1 * gk; v[k] = 0.999 * v[k] + 0.001 * gk ** 2
+                    self.p[k] -= lr * (m[k] / (1 - 0.9 ** t)) / (np.sqrt(v[k] / (1 - 0.999 ** t)) + 1e-8)
+            if ep % 5 == 4 or ep == epochs - 1:
+                print(f"  epoch {ep + 1}: loss {tot / w.sum():.4f}", flush=True)
+
+
+def smooth(z, alpha):
+    if alpha <= 0: return z
+    out = np.empty_like(z); prev = 0.0
+    for t in range(len(z)):
+        prev = z[t] if t == 0 else alpha * prev + (1 - alpha) * z[t]
+        out[t] = prev
+    return out
+
+
+def evaluate(model, mean, inv, items, alpha, thr=0.5):
+    rows = {}
+    for i in items:
+        Xs = np.clip((i["X"] - mean) * inv, -8, 8)
+        z, _ = model.forward(Xs)
+        p = 1 / (1 + np.exp(-smooth(z, alpha)))
+        i["p"] = p
+        key = (i["split"], i["group"] if i["group"] != "synmix" else f"synmix{i.get('snr', '')}")
+        r = rows.setdefault(key, [0, 0, 0, 0, 0])
+        pred = p >= thr; y = i["y"] > 0.5
+        r[0] += np.sum(pred & y); r[1] += np.sum(pred & ~y); r[2] += np.sum(~pred & y); r[3] += len(y)
+    out = {}
+    for k, (tp, fp, fn, n, _) in sorted(rows.items()):
+        prec = tp / max(tp + fp, 1); rec = tp / max(tp + fn, 1)
+        f1 = 2 * prec * rec / max(prec + rec, 1e-9)
+        out[k] = dict(P=prec, R=rec, F1=f1, flagged=fp / max(n, 1) if tp + fn == 0 else None, n=n)
+    return out
+
+
+def write_swift(path, model, mean, inv, alpha, h1, h2, note):
+    def arr(a):
+        a = np.asarray(a, dtype=np.float64).ravel()
+        lines, cur = [], []
+        for x in a:
+            cur.append(f"{x:.7g}")
+            if len(cur) == 8: lines.append(", ".join(cur)); cur = []
+        if cur: lines.append(", ".join(cur))
+        return "[\n        " + ",\n        ".join(lines) + ",\n    ]"
+    p = model.p
+    with open(path, "w") as f:
+        f.write(f"""// GENERATED by Tools/vad-training/train.py: do not edit by hand.
+// {note}
+
+enum VADModelWeights {{
+    static let inputCount = {NFEAT}
+    static let hidden1 = {h1}
+    static let hidden2 = {h2}
+    static let outputSmoothing: Float = {alpha}
+    static let mean: [Float] = {arr(mean)}
+    static let invStd: [Float] = {arr(inv)}
+    static let w1: [Float] = {arr(p['W1'])}
+    static let b1: [Float] = {arr(p['b1'])}
+    static let w2: [Float] = {arr(p['W2'])}
+    static let b2: [Float] = {arr(p['b2'])}
+    static let w3: [Float] = {arr(p['W3'])}
+    static let b3: Float = {float(p['b3'][0]):.7g}
+}}
+""")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
+    ap.add_argument("--hidden", default="16,8")
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--gap", type=int, default=25, help="fill label gaps up to this many 10 ms frames")
+    ap.add_argument("--l2", type=float, default=1e-3)
+    ap.add_argument("--subsample", type=int, default=3, help="train on every Nth frame (neighbours are correlated)")
+    ap.add_argument("--reuse", action="store_true", help="reuse WORK/items.pkl instead of re-extracting")
+    ap.add_argument("--mixtures", type=int, default=400)
+    ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
+    ap.add_argument("--out", default=f"{ROOT}/Sources/ParleyVoice/VADModelWeights.swift")
+    a = ap.parse_args()
+    assert "real-dev" not in a.corpus and "real-dev" not in a.work
+    import pickle
+    if a.reuse:
+        items = pickle.load(open(f"{a.work}/items.pkl", "rb"))
+    else:
+        items = collect(a.corpus, a.work)
+        items += make_mixtures(items, a.work, "train", a.mixtures, 1)
+        items += make_mixtures(items, a.work, "val", a.mixtures // 4, 2)
+        print(f"{len(items)} clips; extracting features", flush=True)
+        features(items, a.work, a.tool)
+        with open(f"{a.work}/items.pkl", "wb") as f:
+            pickle.dump([{k: v for k, v in i.items() if k != "labels"} for i in items], f)
+    for i in items:
+        i["y"] = fill_gaps(i["y"], a.gap)
+    sub = a.subsample
+    fit_splits = ("train", "val") if a.final else ("train",)
+    fit = [i for i in items if i["split"] in fit_splits and i["group"] in ("speech", "music", "noise", "mix", "synmix")]
+    group_weight = {"speech": 1.0, "mix": 0.5, "synmix": 1.5, "music": 1.0, "noise": 1.0}
+    X = np.concatenate([i["X"][::sub] for i in fit]); y = np.concatenate([i["y"][::sub] for i in fit])
+    w = []
+    totals = {}
+    for i in fit: totals[i["group"]] = totals.get(i["group"], 0) + len(i["y"][::sub])
+    for i in fit:
+        # Each group gets its share; within a group long clips count less than proportionally.
+        cw = group_weight[i["group"]] / totals[i["group"]] * (min(len(i["y"]), 3000) / len(i["y"])) ** 0.5
+        w.append(np.full(len(i["y"][::sub]), cw))
+    w = np.concatenate(w)
+    # Balance the classes.
+    w[y > 0.5] *= w[y <= 0.5].sum() / w[y > 0.5].sum()
+    w *= len(w) / w.sum()
+    mean = X.mean(0); std = X.std(0) + 1e-3; inv = 1 / std
+    Xs = np.clip((X - mean) * inv, -8, 8)
+    h1, h2 = (int(v) for v in a.hidden.split(","))
+    rng = np.random.default_rng(0)
+    model = MLP(NFEAT, h1, h2, rng)
+    print(f"training on {len(X)} frames ({(y > 0.5).mean():.2f} speech), {h1}-{h2} hidden", flush=True)
+    model.train(Xs, y, w, a.epochs, rng, l2=a.l2)
+    best = None
+    for alpha in (0.0, 0.3, 0.5, 0.7):
+        ev = evaluate(model, mean, inv, items, alpha)
+        vs = [v["F1"] for k, v in ev.items() if k[0] == "val" and k[1] in ("speech",) or (k[0] == "val" and k[1].startswith("synmix"))]
+        vf = [v["flagged"] for k, v in ev.items() if k[0] == "val" and k[1] in ("music", "noise")]
+        score = float(np.mean(vs)) - float(np.mean(vf))
+        print(f"alpha {alpha}: val speech/mix F1 {np.mean(vs):.3f}, val non-speech flagged {np.mean(vf):.3f}")
+        if best is None or score > best[0]: best = (score, alpha, ev)
+    _, alpha, ev = best
+    print(f"chosen output smoothing {alpha}")
+    for k, v in ev.items():
+        fl = f"flagged {v['flagged']:.3f}" if v["flagged"] is not None else f"P {v['P']:.3f} R {v['R']:.3f} F1 {v['F1']:.3f}"
+        print(f"  {k[0]:6s} {k[1]:10s} frames {v['n']:7d}  {fl}")
+    worst = sorted(((float(np.mean(i['p'] >= 0.5)), i['name']) for i in items if i['group'] in ('music', 'noise', 'singing', 'human')), reverse=True)[:12]
+    print("most flagged non-speech clips:", ", ".join(f"{n} {f:.2f}" for f, n in worst))
+    note = (f"{'train+val' if a.final else 'train'} split, {len(X)} frames (every {sub}th), labels' gaps <= {a.gap} frames filled, "
+            f"MLP {NFEAT}-{h1}-{h2}-1, L2 {a.l2}, {a.epochs} epochs, output smoothing {alpha}")
+    write_swift(a.out, model, mean, inv, alpha, h1, h2, note)
+    print("wrote", a.out)
+
+
+if __name__ == "__main__":
+    main()
