@@ -68,6 +68,7 @@ enum FrontEnd {
     static let minLag = 20, maxLag = 128               // at 8 kHz: 400 Hz down to 62.5 Hz
     static let subWindows = 8, subWindowFrames = 25    // minimum statistics over 2 s
     static let noiseBias: Float = 1.5                  // compensates the minimum's downward bias
+    static let startupFrames = 3                       // hops before the 512-sample window is full
     static let harmRing = 30                           // 300 ms of harmonicity for the running max
     static let powerFloor: Float = 1e-10               // -100 dBov
 }
@@ -190,7 +191,11 @@ struct FeatureExtractor {
         var low: Float = 0
         for k in 1..<FrontEnd.bandEdges[0] { low += b.power[k] }
         s.warm = min(s.warm + 1, 1_000)
-        let newSubWindow = s.minCounter == FrontEnd.subWindowFrames - 1
+        // The first hops see a window still padded with zeros: they neither seed nor feed the
+        // minimum statistics (a low start-up minimum would inflate every SNR for 2 s).
+        let startup = s.warm <= FrontEnd.startupFrames
+        let tracked = s.warm - FrontEnd.startupFrames          // frames fed to the tracker so far
+        let newSubWindow = !startup && s.minCounter == FrontEnd.subWindowFrames - 1
         var speechPower: Float = 0, speechNoise: Float = 0
         var logBands = (Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0))
         withUnsafeMutableBytes(of: &logBands) { raw in
@@ -200,15 +205,18 @@ struct FeatureExtractor {
                 for k in FrontEnd.bandEdges[band]..<FrontEnd.bandEdges[band + 1] { p += b.power[k] }
                 b.bandPower[band] = p
                 total += p
-                let sm = s.warm == 1 ? p : 0.7 * b.smoothed[band] + 0.3 * p
-                b.smoothed[band] = sm
-                let cm = s.minCounter == 0 ? sm : min(b.currentMin[band], sm)
-                b.currentMin[band] = cm
-                var floor = cm
-                let subs = b.subMins + band * FrontEnd.subWindows
-                let filledSubs = min(s.warm / FrontEnd.subWindowFrames, FrontEnd.subWindows)
-                for j in 0..<filledSubs { floor = min(floor, subs[j]) }
-                if newSubWindow { subs[s.minSlot] = cm }
+                var floor = p
+                if !startup {
+                    let sm = tracked == 1 ? p : 0.7 * b.smoothed[band] + 0.3 * p
+                    b.smoothed[band] = sm
+                    let cm = s.minCounter == 0 ? sm : min(b.currentMin[band], sm)
+                    b.currentMin[band] = cm
+                    floor = cm
+                    let subs = b.subMins + band * FrontEnd.subWindows
+                    let filledSubs = min(tracked / FrontEnd.subWindowFrames, FrontEnd.subWindows)
+                    for j in 0..<filledSubs { floor = min(floor, subs[j]) }
+                    if newSubWindow { subs[s.minSlot] = cm }
+                }
                 let nfl = floor * FrontEnd.noiseBias + FrontEnd.powerFloor
                 b.noise[band] = nfl
                 let snr = min(max(decibels((p + FrontEnd.powerFloor) / nfl), 0), 60)
@@ -220,7 +228,7 @@ struct FeatureExtractor {
         if newSubWindow {
             s.minSlot = (s.minSlot + 1) % FrontEnd.subWindows
             s.minCounter = 0
-        } else {
+        } else if !startup {
             s.minCounter += 1
         }
         let speechSNR = min(max(decibels((speechPower + FrontEnd.powerFloor) / speechNoise), 0), 60)
@@ -240,7 +248,7 @@ struct FeatureExtractor {
         }
         let speechBins = Float(FrontEnd.speechHigh - FrontEnd.speechLow)
         let flatness = sumLog / speechBins - fastLog2(sumP / speechBins) * 0.6931472
-        flux = s.frameIndex == 0 ? 0 : min(flux / speechBins, 10)
+        flux = startup ? 0 : min(flux / speechBins, 10)
 
         // Harmonicity: autocorrelation at 8 kHz of the 150-4000 Hz magnitude spectrum.
         for k in 0...128 {
@@ -278,7 +286,10 @@ struct FeatureExtractor {
 
         // Modulation of the speech-band log envelope (floored at the noise so noise is flat).
         let envelope = decibels(max(speechPower, 2 * speechNoise))
-        if s.frameIndex == 0 { s.envBP = BiquadState(x1: envelope, x2: envelope, y1: 0, y2: 0); s.previousEnvelope = envelope }
+        if startup {   // start the envelope filters from the first full window, without a step
+            s.envBP = BiquadState(x1: envelope, x2: envelope, y1: 0, y2: 0)
+            s.previousEnvelope = envelope
+        }
         // RBJ band-pass, centre 4 Hz, Q 0.67, at 100 frames/s (constant 0 dB peak gain).
         let y = Modulation.b0 * envelope + Modulation.b2 * s.envBP.x2
             - Modulation.a1 * s.envBP.y1 - Modulation.a2 * s.envBP.y2

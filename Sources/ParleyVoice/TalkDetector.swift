@@ -22,10 +22,15 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     public var hangover: Double
     /// Talking never stops less than this after it started. Default 0.25 s.
     public var minimumTalkDuration: Double
+    /// Minimum speech-band SNR (``VADEvidence/snrDb``, averaged over about 50 ms) for an onset,
+    /// in dB. Default 4 dB: an onset must rise above the tracked noise floor, which keeps steady
+    /// sounds and the first moments of a stream (before the floor is known) from starting a talk.
+    public var onsetMinimumSNR: Float
 
     public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
                 onsetFrames: Int = 6, onsetMeanProbability: Float = 0.6, hangover: Double = 0.35,
-                minimumTalkDuration: Double = 0.25) {
+                minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4) {
+        self.onsetMinimumSNR = onsetMinimumSNR
         precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
         precondition(onsetFrames >= 1 && onsetFrames <= onsetWindow, "onsetFrames must be in 1...onsetWindow")
         self.onThreshold = onThreshold; self.offThreshold = offThreshold
@@ -85,6 +90,7 @@ public struct TalkDetector: Sendable {
     private var talkStart: Double = 0
     private var levelSum: Double = 0
     private var levelCount = 0
+    private var snrMean: Float = 0            // EMA of the evidence's SNR, about 50 ms
 
     public init(configuration: TalkDetectorConfiguration = .init()) {
         self.configuration = configuration
@@ -97,10 +103,11 @@ public struct TalkDetector: Sendable {
         let speech = d.probability >= c.onThreshold
         history = (history << 1) | (speech ? 1 : 0)
         probabilities.push(d.probability, window: c.onsetWindow)
+        snrMean += 0.2 * (min(max(d.evidence.snrDb, 0), 60) - snrMean)
         if !isTalking {
             let mask: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1
             let count = (history & mask).nonzeroBitCount
-            guard speech, count >= c.onsetFrames,
+            guard speech, count >= c.onsetFrames, snrMean >= c.onsetMinimumSNR,
                   probabilities.mean(window: c.onsetWindow) >= c.onsetMeanProbability else {
                 if speech { levelSum += Double(d.evidence.energyDbov); levelCount += 1 } else if count == 0 {
                     levelSum = 0; levelCount = 0

@@ -7,7 +7,7 @@ func frames(_ pattern: String, from start: Int = 0) -> [VADDecision] {
     pattern.enumerated().map { i, ch in
         let p: Float = ch == "S" ? 0.9 : (ch == "m" ? 0.4 : 0.05)
         return VADDecision(frameIndex: start + i, time: Double(start + i) * 0.01, probability: p,
-                           isSpeech: p >= 0.5, evidence: VADEvidence(energyDbov: ch == "S" ? -20 : -60))
+                           isSpeech: p >= 0.5, evidence: VADEvidence(energyDbov: ch == "S" ? -20 : -60, snrDb: ch == "S" ? 20 : 0))
     }
 }
 
@@ -59,6 +59,13 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
     let e = talkEvents(repeated("S", 10) + repeated(".", 150), configuration: c)
     #expect(e.count == 2)
     #expect(e[1].time >= e[0].segmentTime + 1.0 - 1e-9)
+}
+
+@Test func onsetNeedsTheSignalAboveTheNoiseFloor() {
+    // Probable speech frames whose SNR stays at 0 dB (e.g. the first frames of a stream) do not start a talk.
+    var t = TalkDetector()
+    let flat = frames(repeated("S", 100)).map { d -> VADDecision in var d = d; d.evidence.snrDb = 0; return d }
+    #expect(flat.compactMap { t.process($0) }.isEmpty)
 }
 
 @Test func onsetNeedsEnoughSpeechInTheWindow() {

@@ -308,6 +308,7 @@ def main():
     ap.add_argument("--gap", type=int, default=25, help="fill label gaps up to this many 10 ms frames")
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--subsample", type=int, default=3, help="train on every Nth frame (neighbours are correlated)")
+    ap.add_argument("--weights", default="1,0.3,0.5,1.5,1", help="loss share of speech, corpus mixtures, synthetic mixtures, music, noise")
     ap.add_argument("--reuse", action="store_true", help="reuse WORK/items.pkl instead of re-extracting")
     ap.add_argument("--mixtures", type=int, default=400)
     ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
@@ -330,7 +331,7 @@ def main():
     sub = a.subsample
     fit_splits = ("train", "val") if a.final else ("train",)
     fit = [i for i in items if i["split"] in fit_splits and i["group"] in ("speech", "music", "noise", "mix", "synmix")]
-    group_weight = {"speech": 1.0, "mix": 0.5, "synmix": 1.5, "music": 1.0, "noise": 1.0}
+    group_weight = dict(zip(("speech", "mix", "synmix", "music", "noise"), (float(v) for v in a.weights.split(","))))
     X = np.concatenate([i["X"][::sub] for i in fit]); y = np.concatenate([i["y"][::sub] for i in fit])
     w = []
     totals = {}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import ParleyMedia
+import ParleyVoice
+
+// Regression test on SampleMedia: fails if detection quality on the repository's own clips drops
+// below what the shipped model measured when it was trained (margins of about 0.05-0.1).
+// Figures measured with the model in VADModelWeights.swift (see Tools/vad-training/README.md).
+
+let sampleMedia = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("SampleMedia")
+
+func loadMono(_ relative: String) throws -> (rate: Int, samples: [Float]) {
+    let bytes = try [UInt8](Data(contentsOf: sampleMedia.appendingPathComponent(relative)))
+    var reader = try WAVReader(bytes: bytes, name: relative)
+    let ch = reader.format.channels
+    var all: [Float] = []
+    var buffer = [Float](repeating: 0, count: 4096 * ch)
+    while true {
+        let n = try reader.read(into: &buffer)
+        if n == 0 { break }
+        for i in 0..<n { all.append(buffer[i * ch]) }
+    }
+    return (reader.format.sampleRate, all)
+}
+
+func decisions(_ relative: String) throws -> [VADDecision] {
+    let (rate, samples) = try loadMono(relative)
+    var vad = try VoiceActivityDetector(sampleRate: rate)
+    return vad.process(samples)
+}
+
+func flaggedShare(_ d: [VADDecision]) -> Double {
+    Double(d.filter(\.isSpeech).count) / Double(max(d.count, 1))
+}
+
+func truthSegments() throws -> [String: [(Double, Double)]] {
+    let text = try String(contentsOf: sampleMedia.appendingPathComponent("conversation-truth.csv"), encoding: .utf8)
+    var out: [String: [(Double, Double)]] = [:]
+    for line in text.split(separator: "\n").dropFirst() {
+        let f = line.split(separator: ",")
+        guard f.count == 3, let s = Double(f[1]), let e = Double(f[2]) else { continue }
+        out[String(f[0]), default: []].append((s, e))
+    }
+    return out
+}
+
+@Test func conversationFramesMatchTheTruth() throws {
+    let truth = try truthSegments()
+    // Measured F1: armelle 0.887, carlo 0.822, reader 0.429 (read speech at a low level: a known weakness).
+    let floors: [String: Double] = ["armelle": 0.80, "carlo": 0.75, "reader": 0.35]
+    for (name, floor) in floors {
+        let d = try decisions("conversation/\(name).wav")
+        var tp = 0.0, fp = 0.0, fn = 0.0
+        for x in d {
+            let centre = x.time + 0.005
+            let y = truth[name, default: []].contains { centre >= $0.0 && centre < $0.1 }
+            if x.isSpeech && y { tp += 1 } else if x.isSpeech { fp += 1 } else if y { fn += 1 }
+        }
+        let f1 = 2 * tp / max(2 * tp + fp + fn, 1)
+        #expect(f1 >= floor, "\(name): frame F1 \(f1) < \(floor)")
+    }
+}
+
+@Test func everyConversationTurnStartsTalkingPromptly() throws {
+    let truth = try truthSegments()
+    for (name, turns) in truth {
+        var talk = TalkDetector()
+        let starts = try decisions("conversation/\(name).wav").compactMap { talk.process($0) }
+            .filter { $0.kind == .started }
+        for (s, _) in turns {
+            // Measured latencies (event time - true start): 10-250 ms.
+            #expect(starts.contains { $0.time >= s - 0.05 && $0.time <= s + 0.35 },
+                    "\(name): no talking-started event within 350 ms of the turn at \(s) s")
+        }
+        // No talk starts in the first 0.3 s of a participant who is silent then.
+        if turns.allSatisfy({ $0.0 > 1 }) { #expect(starts.allSatisfy { $0.time > 0.3 }) }
+    }
+}
+
+@Test func speechClipsAreDetectedAtBothRates() throws {
+    // Measured: 16 kHz 0.57, 48 kHz 0.38 of frames flagged (the clips contain pauses).
+    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.45)
+    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.28)
+}
+
+@Test func musicAndNoiseClipsAreFlaggedLessThanSpeech() throws {
+    // Measured: sectoid-feelings 0.26, sectoid-metal-madness 0.52, 3d-printer 0.32, door 0.68,
+    // vinyl-hiss 0.15; mean 0.39. These 3 s clips are too short for the noise floor and the 1 s
+    // context to settle, so they are the hard case; the test guards against regressions.
+    let clips = ["music/sectoid-feelings.wav", "music/sectoid-metal-madness.wav", "noise/3d-printer.wav",
+                 "noise/door.wav", "noise/vinyl-hiss.wav"]
+    var shares: [Double] = []
+    for c in clips {
+        let s = flaggedShare(try decisions(c))
+        #expect(s <= 0.78, "\(c): \(s) of frames flagged")
+        shares.append(s)
+    }
+    #expect(shares.reduce(0, +) / Double(shares.count) <= 0.45)
+}
