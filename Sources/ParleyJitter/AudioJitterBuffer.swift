@@ -18,8 +18,10 @@
 /// advancing) up to a higher delay quantile, so a delay spike stretches the audio instead of
 /// losing it; a packet that arrives after its slot was concealed is counted late.
 ///
-/// **Costs.** All storage is allocated in `init`; `put` and `get` allocate nothing in steady
-/// state. Not thread-safe: one owner calls `put` and `get` (a receive thread hands packets
+/// **Costs.** All storage is allocated in `init` (about `capacity * maximumPayloadBytes`
+/// bytes of payload slots, 384 KB with the defaults, plus 32 KB of delay histogram); `put` and
+/// `get` allocate nothing in steady state (about 0.5-0.8 us per 20 ms packet with L16 in
+/// `parley-bench`). Not thread-safe: one owner calls `put` and `get` (a receive thread hands packets
 /// to the playout thread, which owns the buffer).
 public struct AudioJitterBuffer: Sendable {
     /// The settings it was created with.
