@@ -75,10 +75,12 @@ let package = Package(
                        providers: [.apt(["libwebrtc-audio-processing-dev"])]),
         .systemLibrary(name: "CSpeexDSP", path: "Benchmarks/CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CSoxr", path: "Benchmarks/CSoxr", pkgConfig: "soxr",
+                       providers: [.apt(["libsoxr-dev"])]),
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall",
-                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP"],
+                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 

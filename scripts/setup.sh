@@ -8,7 +8,7 @@ packages=(
   # libraries the package links
   libopus-dev libvpx-dev libasound2-dev libasound2-plugins libv4l-dev libsndfile1-dev
   # benchmark-only baselines
-  libwebrtc-audio-processing-dev libspeexdsp-dev
+  libwebrtc-audio-processing-dev libspeexdsp-dev libsoxr-dev
   # interoperability peers and media tools used by tests
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good ffmpeg sox
   # /usr/bin/time for memory measurements

@@ -3,8 +3,9 @@ import Testing
 @testable import ParleyMedia
 
 /// Resamples `seconds` of a sine (amplitude 0.5) in 480-frame blocks, flushing at the end.
-private func resampleSine(from inRate: Int, to outRate: Int, frequency: Double, seconds: Double = 0.5) -> [Float] {
-    var r = Resampler(inputRate: inRate, outputRate: outRate, maxInputFrames: 480)
+private func resampleSine(from inRate: Int, to outRate: Int, frequency: Double, seconds: Double = 0.5,
+                          fast: Bool = false) -> [Float] {
+    var r = Resampler(inputRate: inRate, outputRate: outRate, maxInputFrames: 480, aliasIntoTransitionBand: fast)
     let n = Int(Double(inRate) * seconds)
     let input = (0..<n).map { Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / Double(inRate))) }
     var out: [Float] = []
@@ -89,6 +90,24 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
         }
         print("resampler \(rates.0)->\(rates.1): worst stopband \(worst) dB")
         #expect(worst < -80, "stopband leak \(worst) dB")
+    }
+
+    @Test func fastDecimationKeepsThePassbandCleanAndRejectsFromOnePointOneNyquist() {
+        var worstRipple = 0.0, worstResidual = -300.0, worstStop = -300.0
+        for f in [100.0, 1000, 3000, 5000, 7000, 7200] {
+            let r = analyse(resampleSine(from: 48_000, to: 16_000, frequency: f, fast: true), rate: 16_000, frequency: f)
+            worstRipple = max(worstRipple, abs(r.gainDB)); worstResidual = max(worstResidual, r.residualDB)
+        }
+        for f in [8800.0, 10_000, 14_000, 20_000, 23_000] {
+            let y = resampleSine(from: 48_000, to: 16_000, frequency: f, seconds: 0.3, fast: true)
+            let mid = y[1600..<(y.count - 1600)]
+            let power = mid.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(mid.count)
+            worstStop = max(worstStop, 10 * log10(max(power, 1e-30) / 0.125))
+        }
+        print("resampler 48000->16000 fast: ripple \(worstRipple) dB, residual \(worstResidual) dB, stopband from 8.8 kHz \(worstStop) dB")
+        #expect(worstRipple < 0.01)
+        #expect(worstResidual < -80)
+        #expect(worstStop < -80)
     }
 
     @Test func ratiosWithManyPhasesInterpolateAndStayClean() {
