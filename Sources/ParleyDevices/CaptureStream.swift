@@ -24,23 +24,33 @@ final class CaptureControl: Sendable {
         return (stream, continuation)
     }
 
-    /// The capture loop: reads into `frame` until the source ends, fails or a stop is
-    /// requested, yielding each frame and counting drops; then releases the source (closing a
-    /// device) before finishing the stream, with the source's error if it failed.
-    func pump<Frame: Sendable>(_ frame: inout Frame, into continuation: AsyncThrowingStream<Frame, any Error>.Continuation,
-                     read: (inout Frame) throws -> Bool, release: () -> Void) {
+    /// The capture loop: reads into a ring of `ringSize` frames made by `make`, until the
+    /// source ends, fails or a stop is requested, yielding each frame and counting drops; then
+    /// releases the source (closing a device) before finishing the stream, with the source's
+    /// error if it failed.
+    ///
+    /// The ring is one frame more than the stream can buffer plus the one the consumer holds,
+    /// so by the time a frame is refilled the consumer has let go of it and its storage is
+    /// reused in place: no allocation per frame. A consumer that keeps frames is still safe;
+    /// copy-on-write then gives the refilled frame new storage.
+    func pump<Frame: Sendable>(ringSize: Int, make: () -> Frame,
+                               into continuation: AsyncThrowingStream<Frame, any Error>.Continuation,
+                               read: (inout Frame) throws -> Bool, release: () -> Void) {
+        var ring = (0..<ringSize).map { _ in make() }
+        var next = 0
         while !stopRequested.load(ordering: .relaxed) {
             do {
-                guard try read(&frame) else { break }
+                guard try read(&ring[next]) else { break }
             } catch {
                 release()
                 continuation.finish(throwing: error)
                 return
             }
             delivered.add(1, ordering: .relaxed)
-            if case .dropped = continuation.yield(frame) {
+            if case .dropped = continuation.yield(ring[next]) {
                 dropped.add(1, ordering: .relaxed)
             }
+            next = next + 1 == ringSize ? 0 : next + 1
         }
         release()
         continuation.finish()
@@ -55,8 +65,9 @@ final class CaptureControl: Sendable {
 /// The stream finishes when the source ends, throws the source's error if it fails, and stops
 /// (after the read in progress) on ``stop()`` or when the consumer's task is cancelled.
 ///
-/// Allocation: each yielded frame owns its samples (one array per frame), since the consumer
-/// keeps it; for allocation-free capture use the source's pull API (`read(into:)`).
+/// Allocation: frames come from a ring of `bufferCapacity + 2` preallocated frames refilled in
+/// place, so steady-state capture allocates nothing per frame as long as the consumer does
+/// not keep frames beyond its loop body (if it does, copy-on-write keeps them intact).
 ///
 /// Threading: the stream object is `Sendable`; iterate it from one task.
 public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Sendable {
@@ -82,8 +93,8 @@ public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Senda
         let size = framesPerRead ?? source.framesPerRead
         let box = SourceBox(source)
         let thread = Thread {
-            var frame = AudioFrame<Sample>(format: format, samplesPerChannel: size)
-            control.pump(&frame, into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
+            control.pump(ringSize: bufferCapacity + 2, make: { AudioFrame<Sample>(format: format, samplesPerChannel: size) },
+                         into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
         }
         thread.name = "parley-audio-capture"
         thread.start()
@@ -119,8 +130,8 @@ public final class VideoCaptureStream: AsyncSequence, Sendable {
         let (w, h) = (source.width, source.height)
         let box = SourceBox(source)
         let thread = Thread {
-            var frame = VideoFrame(width: w, height: h)
-            control.pump(&frame, into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
+            control.pump(ringSize: bufferCapacity + 2, make: { VideoFrame(width: w, height: h) },
+                         into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
         }
         thread.name = "parley-video-capture"
         thread.start()
