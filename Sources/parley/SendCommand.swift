@@ -1,5 +1,6 @@
 import ParleyCodecs
 import ParleyRTP
+import ParleyVoice
 
 /// `parley send`: encodes a WAV as Opus or a Y4M as VP8 and sends it over RTP/UDP in real time.
 let sendCommand = Command(
@@ -11,7 +12,7 @@ let sendCommand = Command(
         Encodes FILE and sends it as RTP over UDP to HOST:PORT, paced in real time:
           a WAV (16-bit PCM, 8/12/16/24/48 kHz, mono or stereo) as Opus (RFC 7587), 20 ms
             per packet, 48 kHz RTP clock, payload type 111 unless given; each packet carries
-            the RFC 6464 audio level (extension ID 1, a=extmap:1
+            the RFC 6464 audio level with the VAD's voice flag (extension ID 1, a=extmap:1
             urn:ietf:params:rtp-hdrext:ssrc-audio-level);
           a Y4M (I420) as VP8 (RFC 7741), 90 kHz RTP clock, payload type 96 unless given,
             payloads of at most 1200 bytes with a 15-bit picture ID.
@@ -144,16 +145,24 @@ private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, send
     sender.header.payloadType = options.payloadType ?? OpusRTP.defaultPayloadType
     sender.header.extensions = [RTPHeaderExtension(id: 1, bytes: [0])]
     var pcm = [Int16](repeating: 0, count: frameLength)
+    // The V flag of the RFC 6464 level comes from ParleyVoice's VAD on the first channel
+    // (an energy decision, above -50 dBov, at 12 kHz which the VAD does not take).
+    var vad = try? VoiceActivityDetector(sampleRate: audio.sampleRate)
+    var mono = [Float](repeating: 0, count: frameSamples)
     var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
     let start = MonotonicTime.now()
     for i in 0..<frames {
         let base = i * frameLength
         for k in 0..<frameLength { pcm[k] = base + k < audio.samples.count ? audio.samples[base + k] : 0 }
         let n = try pcm.withUnsafeBufferPointer { p in try packet.withUnsafeMutableBytes { try encoder.encode(p, into: $0) } }
-        // RFC 6464 level from the samples; the V flag from a simple energy decision (above
-        // -50 dBov counts as voice) until a VAD runs in the send path.
         let level = pcm.withUnsafeBufferPointer { AudioLevel(samples: $0, voiceActivity: false) }
-        let withVoice = AudioLevel(level: level.level, voiceActivity: level.level < 50)
+        var voice = level.level < 50
+        if vad != nil {
+            for k in 0..<frameSamples { mono[k] = Float(pcm[k * audio.channels]) / 32768 }
+            voice = false
+            mono.withUnsafeBufferPointer { m in vad!.process(m) { d in voice = voice || d.isSpeech } }
+        }
+        let withVoice = AudioLevel(level: level.level, voiceActivity: voice)
         sender.header.extensions[0].bytes[0] = withVoice.extensionByte
         sender.header.marker = i == 0  // first packet of the talkspurt (RFC 3551 4.1)
         sleep(until: MonotonicTime(nanoseconds: start.nanoseconds + Int64(i) * 20_000_000))
