@@ -308,33 +308,35 @@ public struct RTPHeader: Equatable, Sendable {
                   extensionForm: form, paddingCount: UInt8(truncatingIfNeeded: view.paddingCount))
     }
 
+    /// The extension form and padded data size (without the 4-byte preamble), in one pass.
     @inlinable
-    var usesTwoByteForm: Bool {
-        switch extensionForm {
-        case .oneByte: return false
-        case .twoByte: return true
-        case .automatic:
-            for e in extensions where e.id > 14 || e.bytes.isEmpty || e.bytes.count > 16 { return true }
-            return false
+    var extensionLayout: (twoByte: Bool, dataSize: Int) {
+        guard !extensions.isEmpty else { return (false, 0) }
+        var bytes = 0
+        var needsTwoByte = false
+        for e in extensions {
+            let n = e.bytes.count
+            bytes += n
+            if e.id > 14 || n == 0 || n > 16 { needsTwoByte = true }
         }
+        let twoByte: Bool
+        switch extensionForm {
+        case .oneByte: twoByte = false
+        case .twoByte: twoByte = true
+        case .automatic: twoByte = needsTwoByte
+        }
+        let total = bytes + extensions.count * (twoByte ? 2 : 1)
+        return (twoByte, (total + 3) & ~3)
     }
 
-    /// Bytes of extension data (without the 4-byte preamble), padded to a multiple of 4.
     @inlinable
-    var extensionDataSize: Int {
-        guard !extensions.isEmpty else { return 0 }
-        let perElement = usesTwoByteForm ? 2 : 1
-        var n = 0
-        for e in extensions { n += perElement + e.bytes.count }
-        return (n + 3) & ~3
+    func headerSize(extensionDataSize: Int) -> Int {
+        12 + 4 * csrcs.count + (extensions.isEmpty ? 0 : 4 + extensionDataSize)
     }
 
     /// The header's size in bytes: 12 + 4 per CSRC + the extension block.
     @inlinable
-    public var marshalSize: Int {
-        let ext = extensions.isEmpty ? 0 : 4 + extensionDataSize
-        return 12 + 4 * csrcs.count + ext
-    }
+    public var marshalSize: Int { headerSize(extensionDataSize: extensionLayout.dataSize) }
 
     /// The whole packet's size for a payload of `payloadCount` bytes, with padding.
     @inlinable
@@ -351,8 +353,14 @@ public struct RTPHeader: Equatable, Sendable {
     ///   ``RTPError/invalidExtensionElement(id:length:)`` for an element the form cannot carry.
     @inlinable
     public func marshal(into buffer: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int {
-        let size = marshalSize
+        let layout = extensionLayout
+        let size = headerSize(extensionDataSize: layout.dataSize)
         guard buffer.count >= size else { throw .bufferTooSmall(needed: size, available: buffer.count) }
+        return try writeHeader(into: buffer, twoByte: layout.twoByte, dataSize: layout.dataSize)
+    }
+
+    @inlinable
+    func writeHeader(into buffer: UnsafeMutableRawBufferPointer, twoByte: Bool, dataSize: Int) throws(RTPError) -> Int {
         guard csrcs.count <= 15 else { throw .fieldOutOfRange("more than 15 CSRCs") }
         guard payloadType <= 127 else { throw .fieldOutOfRange("payload type above 127") }
         var b0: UInt8 = 0x80 | UInt8(csrcs.count)
@@ -366,8 +374,6 @@ public struct RTPHeader: Equatable, Sendable {
         var p = 12
         for c in csrcs { store32(buffer, p, c); p += 4 }
         if !extensions.isEmpty {
-            let twoByte = usesTwoByteForm
-            let dataSize = extensionDataSize
             store16(buffer, p, twoByte ? rtpTwoByteExtensionProfile : rtpOneByteExtensionProfile)
             store16(buffer, p + 2, UInt16(dataSize / 4))
             p += 4
@@ -386,8 +392,10 @@ public struct RTPHeader: Equatable, Sendable {
                     store8(buffer, p, e.id << 4 | UInt8(len - 1))
                     p += 1
                 }
-                e.bytes.withUnsafeBytes { src in
-                    UnsafeMutableRawBufferPointer(rebasing: buffer[p..<(p + len)]).copyMemory(from: src)
+                if len > 0 {
+                    e.bytes.withUnsafeBytes { src in
+                        (buffer.baseAddress! + p).copyMemory(from: src.baseAddress!, byteCount: len)
+                    }
                 }
                 p += len
             }
@@ -400,11 +408,13 @@ public struct RTPHeader: Equatable, Sendable {
     /// - Throws: as ``marshal(into:)``, with the full size checked against `buffer`.
     @inlinable
     public func marshal(payload: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int {
-        let total = marshalSize(payloadCount: payload.count)
+        let layout = extensionLayout
+        let header = headerSize(extensionDataSize: layout.dataSize)
+        let total = header + payload.count + Int(paddingCount)
         guard buffer.count >= total else { throw .bufferTooSmall(needed: total, available: buffer.count) }
-        var p = try marshal(into: buffer)
-        if payload.count > 0 {
-            UnsafeMutableRawBufferPointer(rebasing: buffer[p..<(p + payload.count)]).copyMemory(from: payload)
+        var p = try writeHeader(into: buffer, twoByte: layout.twoByte, dataSize: layout.dataSize)
+        if let src = payload.baseAddress, payload.count > 0 {
+            (buffer.baseAddress! + p).copyMemory(from: src, byteCount: payload.count)
         }
         p += payload.count
         if paddingCount > 0 {
