@@ -150,7 +150,8 @@ public struct OfflineDetector: Sendable {
 
         var tracks: [OfflineTrack] = []
         for t in 0..<trackCount {
-            trackers[t].finish(onEvent: { e in recorders[t].record(e) })
+            trackers[t].finish(onDecision: { d in onFrame(t, d.frameIndex, d.probability) },
+                               onEvent: { e in recorders[t].record(e) })
             tracks.append(OfflineTrack(name: perChannel ? "\(request.participant).ch\(t + 1)" : request.participant,
                                        channel: perChannel ? t : nil,
                                        segments: recorders[t].segments,

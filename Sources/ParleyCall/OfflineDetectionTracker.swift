@@ -26,8 +26,10 @@ public struct TalkTrackerConfiguration: Sendable, Equatable {
 /// random chunks gives the same decisions and events (``OfflineDetector`` relies on it).
 ///
 /// Threading: a value type; one per participant, used from one thread at a time.
-/// No allocation per call once the resampling scratch has grown to the largest chunk.
-public struct ParticipantTalkTracker: Sendable {
+/// No allocation per call (the resampler's buffers are sized once, in `init`).
+// @unchecked: ParleyMedia's Resampler is not declared Sendable but holds only value-type
+// storage (integers and arrays), so copies share nothing mutable.
+public struct ParticipantTalkTracker: @unchecked Sendable {
     /// The input sample rate, in Hz.
     public let sampleRate: Int
     /// The settings.
@@ -39,8 +41,10 @@ public struct ParticipantTalkTracker: Sendable {
 
     private var vad: VoiceActivityDetector
     private var talk: TalkDetector
-    private var resampler: Int?   // TODO: ParleyMedia's Resampler when it lands
+    private var resampler: Resampler?
     private var scratch: [Float] = []
+    /// Input frames per resampler call.
+    private static let resampleBlock = 4800
 
     /// Creates a tracker for a mono stream at `sampleRate` Hz (any positive rate).
     public init(sampleRate: Int, configuration: TalkTrackerConfiguration = .init()) throws(TalkTrackerError) {
@@ -52,7 +56,10 @@ public struct ParticipantTalkTracker: Sendable {
             vadRate = sampleRate
             resampler = nil
         } else {
-            throw .unsupportedSampleRate(sampleRate)
+            vadRate = 16_000
+            let r = Resampler(inputRate: sampleRate, outputRate: vadRate, maxInputFrames: Self.resampleBlock)
+            scratch = [Float](repeating: 0, count: r.maxOutputFrames(forInput: Self.resampleBlock))
+            resampler = r
         }
         do {
             vad = try VoiceActivityDetector(sampleRate: vadRate, configuration: configuration.vad)
@@ -74,17 +81,44 @@ public struct ParticipantTalkTracker: Sendable {
                                  onDecision: (VADDecision) -> Void = { _ in },
                                  onEvent: (TalkEvent) -> Void) {
         samplesFed += Int64(samples.count)
-        if resampler != nil {
-            resampleIntoScratch(samples)
-            scratch.withUnsafeBufferPointer { feedVAD($0, onDecision: onDecision, onEvent: onEvent) }
-        } else {
+        guard var r = resampler else {
             feedVAD(samples, onDecision: onDecision, onEvent: onEvent)
+            return
         }
+        resampler = nil   // keep `r` uniquely referenced while it works
+        var i = 0
+        while i < samples.count {
+            let n = min(Self.resampleBlock, samples.count - i)
+            let produced = scratch.withUnsafeMutableBufferPointer { out in
+                r.process(UnsafeBufferPointer(rebasing: samples[i..<i + n]), into: out)
+            }
+            feedScratch(produced, onDecision: onDecision, onEvent: onEvent)
+            i += n
+        }
+        resampler = r
     }
 
-    /// Ends the stream at the time of the last sample fed: a talk still open is stopped.
-    public mutating func finish(onEvent: (TalkEvent) -> Void) {
+    /// Ends the stream at the time of the last sample fed: the resampler's look-ahead is
+    /// drained into the VAD, then a talk still open is stopped.
+    public mutating func finish(onDecision: (VADDecision) -> Void = { _ in }, onEvent: (TalkEvent) -> Void) {
+        if var r = resampler {
+            resampler = nil
+            var tail = [Float](repeating: 0, count: r.maxOutputFrames(forInput: Self.resampleBlock) + 64)
+            let produced = tail.withUnsafeMutableBufferPointer { r.flush(into: $0) }
+            tail.withUnsafeBufferPointer {
+                feedVAD(UnsafeBufferPointer(rebasing: $0[0..<produced]), onDecision: onDecision, onEvent: onEvent)
+            }
+            r.reset()
+            resampler = r
+        }
         if let e = talk.finish(at: Double(samplesFed) / Double(sampleRate)) { onEvent(e) }
+    }
+
+    private mutating func feedScratch(_ count: Int, onDecision: (VADDecision) -> Void, onEvent: (TalkEvent) -> Void) {
+        let buffer = scratch
+        buffer.withUnsafeBufferPointer {
+            feedVAD(UnsafeBufferPointer(rebasing: $0[0..<count]), onDecision: onDecision, onEvent: onEvent)
+        }
     }
 
     private mutating func feedVAD(_ samples: UnsafeBufferPointer<Float>, onDecision: (VADDecision) -> Void,
@@ -98,10 +132,6 @@ public struct ParticipantTalkTracker: Sendable {
         }
         self.talk = talk
         framesDecided += decided
-    }
-
-    private mutating func resampleIntoScratch(_ samples: UnsafeBufferPointer<Float>) {
-        fatalError("resampling lands with ParleyMedia's Resampler")
     }
 }
 

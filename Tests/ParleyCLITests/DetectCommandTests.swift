@@ -245,7 +245,7 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     #expect(summary.stdout.contains("call.ch1") && summary.stdout.contains("call.ch2"))
 }
 
-@Test(.disabled("until ParleyMedia's Resampler lands"))
+@Test(.enabled(if: detectHasSampleMedia))
 func otherSampleRatesAreResampledAndFindTheSameTalk() throws {
     let dir = try detectTemporaryDirectory()
     let out = dir.appendingPathComponent("speech-44k.wav").path
