@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets under Fuzz/targets/<name>/ (see Fuzz/README.md).
 #
 #   bash Fuzz/run.sh                 # every target, 60 s each
-#   bash Fuzz/run.sh --ci            # every target, 120 s shared (what scripts/test.sh runs)
+#   bash Fuzz/run.sh --ci            # every target, 90 s shared (what scripts/test.sh runs)
 #   bash Fuzz/run.sh --time 300 wav  # one target, 5 minutes
 #
 # Fails (exit 1) when a target does not build or a run finds a crash, leak, timeout or
@@ -25,10 +25,10 @@ done
 if [ ${#targets[@]} -eq 0 ]; then
   for dir in Fuzz/targets/*/; do targets+=("$(basename "$dir")"); done
 fi
-# --ci: a total run-time budget (default 120 s) shared by the targets, at least 5 s each,
+# --ci: a total run-time budget (default 90 s) shared by the targets, at least 5 s each,
 # so CI time stays bounded as targets are added (builds come on top, ~10-30 s per target).
 if [ $ci -eq 1 ]; then
-  seconds=$(( ${FUZZ_CI_TOTAL_SECONDS:-120} / ${#targets[@]} ))
+  seconds=$(( ${FUZZ_CI_TOTAL_SECONDS:-90} / ${#targets[@]} ))
   [ $seconds -lt 5 ] && seconds=5
 fi
 
