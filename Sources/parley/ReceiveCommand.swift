@@ -69,6 +69,9 @@ private func parseReceiveOptions(_ args: [String]) throws(ArgumentScanner.UsageE
 private protocol ReceiveSink: ~Copyable {
     /// A packet accepted by sequence validation, in arrival order.
     mutating func accept(_ packet: RTPPacketView, now: MonotonicTime) throws
+    /// The source restarted (RFC 3550 A.1: a confirmed large sequence jump): drain what is
+    /// held and forget the sequence and timestamp state.
+    mutating func restart() throws
     /// Called between packets (at least every 20 ms).
     mutating func tick(now: MonotonicTime) throws
     /// Drains what is held and finishes the file.
@@ -136,6 +139,7 @@ private func receiveLoop<Sink: ReceiveSink & ~Copyable>(_ options: ReceiveOption
                                        arrivalNanoseconds: now.nanoseconds, payloadBytes: packet.payload.count)
             switch verdict {
             case .accepted, .restarted:
+                if verdict == .restarted { try sink.restart() }
                 delivered += 1
                 try sink.accept(packet, now: now)
             case .probation:
@@ -208,6 +212,14 @@ private struct OpusReceiveSink: ReceiveSink, ~Copyable {
     }
 
     mutating func tick(now: MonotonicTime) throws {}
+
+    mutating func restart() throws {
+        while !held.isEmpty { try playOldest() }
+        seqUnwrapper = SequenceNumberUnwrapper()
+        tsUnwrapper = TimestampUnwrapper()
+        nextSeq = nil
+        nextTimestamp = nil
+    }
 
     mutating func playOldest() throws {
         guard let seq = held.keys.min(), let (ts, payload) = held.removeValue(forKey: seq) else { return }
@@ -309,6 +321,10 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
         assembler.advance(nowNanoseconds: now.nanoseconds) { e in
             if case .keyframeRequest = e { keyframeRequests += 1 }
         }
+    }
+
+    mutating func restart() throws {
+        assembler = VP8FrameAssembler()
     }
 
     mutating func write(_ data: [UInt8], ts: UInt32, key: Bool, w: Int, h: Int) throws {
