@@ -94,6 +94,7 @@ final class FrontEndBuffers {
     let harmRing: UnsafeMutablePointer<Float>     // 30
     let features: UnsafeMutablePointer<Float>     // VADFeature.count
     let dct: UnsafeMutablePointer<Float>          // 4 x 10 cosine table of the cepstral shape
+    let bandEdges: UnsafeMutablePointer<Int>      // FrontEnd.bandEdges, without array access in the loop
 
     init() {
         let sizes = [512, 512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40]
@@ -109,6 +110,8 @@ final class FrontEndBuffers {
         acf = take(256); bandPower = take(10); smoothed = take(10); currentMin = take(10)
         subMins = take(80); noise = take(10); harmRing = take(30); features = take(VADFeature.count)
         dct = take(40)
+        bandEdges = .allocate(capacity: FrontEnd.bandEdges.count)
+        for (i, e) in FrontEnd.bandEdges.enumerated() { bandEdges[i] = e }
         fillTables()
     }
 
@@ -123,7 +126,7 @@ final class FrontEndBuffers {
         }
     }
 
-    deinit { base.deallocate() }
+    deinit { base.deallocate(); bandEdges.deallocate() }
 
     func copy() -> FrontEndBuffers {
         let c = FrontEndBuffers()
@@ -189,7 +192,8 @@ struct FeatureExtractor {
         // Band powers, minimum-statistics noise floor, band SNRs.
         var total: Float = 0
         var low: Float = 0
-        for k in 1..<FrontEnd.bandEdges[0] { low += b.power[k] }
+        let edges = b.bandEdges
+        for k in 1..<edges[0] { low += b.power[k] }
         s.warm = min(s.warm + 1, 1_000)
         // The first hops see a window still padded with zeros: they neither seed nor feed the
         // minimum statistics (a low start-up minimum would inflate every SNR for 2 s).
@@ -202,7 +206,7 @@ struct FeatureExtractor {
             let lb = raw.baseAddress!.assumingMemoryBound(to: Float.self)
             for band in 0..<FrontEnd.bandCount {
                 var p: Float = 0
-                for k in FrontEnd.bandEdges[band]..<FrontEnd.bandEdges[band + 1] { p += b.power[k] }
+                for k in edges[band]..<edges[band + 1] { p += b.power[k] }
                 b.bandPower[band] = p
                 total += p
                 var floor = p
@@ -239,7 +243,6 @@ struct FeatureExtractor {
         for k in FrontEnd.speechLow..<FrontEnd.speechHigh {
             let p = b.power[k] + FrontEnd.powerFloor
             let l = fastLog2(p) * 0.6931472
-            b.logPower[k] = l
             sumLog += l
             sumP += p
             let d = l - b.prevLogPower[k]

@@ -14,7 +14,8 @@ final class RealFFT {
     private let half: Int
     private let logHalf: Int
     private let bitReverse: UnsafeMutablePointer<Int32>
-    // Twiddles of the complex FFT of length N/2: exp(-2 pi i k / (N/2)), k < N/4.
+    // Twiddles of the complex FFT of length N/2, per stage: the stage whose butterflies span
+    // 2h points uses exp(-2 pi i j / 2h), j < h, stored contiguously at offset h - 1.
     private let cosTable: UnsafeMutablePointer<Float>
     private let sinTable: UnsafeMutablePointer<Float>
     // Twiddles of the split step: exp(-2 pi i k / N), k <= N/2.
@@ -35,12 +36,15 @@ final class RealFFT {
             for _ in 0..<logHalf { r = (r << 1) | (v & 1); v >>= 1 }
             bitReverse[i] = Int32(r)
         }
-        let quarter = max(half / 2, 1)
-        cosTable = .allocate(capacity: quarter)
-        sinTable = .allocate(capacity: quarter)
-        for k in 0..<quarter {
-            let a = -2.0 * Double.pi * Double(k) / Double(half)
-            cosTable[k] = Float(_cos(a)); sinTable[k] = Float(_sin(a))
+        cosTable = .allocate(capacity: max(half, 1))
+        sinTable = .allocate(capacity: max(half, 1))
+        var h = 1
+        while h < half {
+            for j in 0..<h {
+                let a = -2.0 * Double.pi * Double(j) / Double(2 * h)
+                cosTable[h - 1 + j] = Float(_cos(a)); sinTable[h - 1 + j] = Float(_sin(a))
+            }
+            h <<= 1
         }
         splitCos = .allocate(capacity: half + 1)
         splitSin = .allocate(capacity: half + 1)
@@ -60,25 +64,33 @@ final class RealFFT {
     /// In-place complex FFT of `zr`/`zi` (already in bit-reversed order), sign -1 or +1.
     private func complexFFT(inverse: Bool) {
         let sign: Float = inverse ? -1 : 1
-        var size = 2
-        while size <= half {
-            let halfSize = size >> 1
-            let step = half / size
+        // First stage: twiddle 1.
+        var a = 0
+        while a < half {
+            let br = zr[a + 1], bi = zi[a + 1]
+            zr[a + 1] = zr[a] - br; zi[a + 1] = zi[a] - bi
+            zr[a] += br; zi[a] += bi
+            a += 2
+        }
+        var h = 2
+        while 2 * h <= half {
+            let wrs = cosTable + (h - 1), wis = sinTable + (h - 1)
             var start = 0
             while start < half {
-                var k = 0
-                for j in 0..<halfSize {
-                    let wr = cosTable[k], wi = sign * sinTable[k]
-                    let a = start + j, b = a + halfSize
-                    let tr = zr[b] * wr - zi[b] * wi
-                    let ti = zr[b] * wi + zi[b] * wr
-                    zr[b] = zr[a] - tr; zi[b] = zi[a] - ti
-                    zr[a] += tr; zi[a] += ti
-                    k += step
+                let ar = zr + start, ai = zi + start
+                let br = ar + h, bi = ai + h
+                for j in 0..<h {
+                    let wr = wrs[j], wi = sign * wis[j]
+                    let xr = br[j], xi = bi[j]
+                    let tr = xr * wr - xi * wi
+                    let ti = xr * wi + xi * wr
+                    let ur = ar[j], ui = ai[j]
+                    br[j] = ur - tr; bi[j] = ui - ti
+                    ar[j] = ur + tr; ai[j] = ui + ti
                 }
-                start += size
+                start += 2 * h
             }
-            size <<= 1
+            h <<= 1
         }
     }
 

@@ -193,24 +193,54 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         previousLogit = 0
     }
 
-    @inline(__always)
-    private func sanitise(_ x: Float) -> Float {
-        if x.isFinite { return min(max(x, -4), 4) }
-        nonFinite += 1
-        return 0
-    }
-
     func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
+        // Hot loop on locals: the hop's slot in the analysis window, its fill count and the
+        // non-finite count are written back before each frame's analysis.
+        let hop = FrontEnd.hop
+        let slot = extractor.buffers.window + (FrontEnd.window - hop)
+        var filled = extractor.state.filled
+        var bad = 0
         if resampler.isPassThrough {
-            for x in samples where extractor.append(sanitise(x)) { frame(onFrame) }
+            var i = 0
+            let n = samples.count
+            guard let src = samples.baseAddress else { return }
+            while i < n {
+                let take = min(hop - filled, n - i)
+                for j in 0..<take {
+                    let x = src[i + j]
+                    if x.isFinite {
+                        slot[filled + j] = min(max(x, -4), 4)
+                    } else {
+                        slot[filled + j] = 0
+                        bad += 1
+                    }
+                }
+                filled += take
+                i += take
+                if filled == hop {
+                    extractor.state.filled = 0
+                    filled = 0
+                    frame(onFrame)
+                }
+            }
         } else {
             let r = resampler
             for x in samples {
-                r.push(sanitise(x)) { y in
-                    if extractor.append(y) { frame(onFrame) }
+                var v: Float = 0
+                if x.isFinite { v = min(max(x, -4), 4) } else { bad += 1 }
+                r.push(v) { y in
+                    slot[filled] = y
+                    filled += 1
+                    if filled == hop {
+                        extractor.state.filled = 0
+                        filled = 0
+                        frame(onFrame)
+                    }
                 }
             }
         }
+        extractor.state.filled = filled
+        nonFinite += bad
     }
 
     private func frame(_ onFrame: (Int, Float, VADEvidence) -> Void) {

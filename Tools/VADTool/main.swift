@@ -132,6 +132,27 @@ do {
             }
         }
         flush()
+    case "time":   // quick cost check: median of 5 passes over the file, us per 10 ms frame
+        let (rate, samples) = try readWAV(args[0])
+        var times: [Double] = []
+        var sink: Float = 0
+        for _ in 0..<5 {
+            var vad = try VoiceActivityDetector(sampleRate: rate)
+            let start = DispatchTime.now().uptimeNanoseconds
+            var frames = 0
+            samples.withUnsafeBufferPointer { b in
+                let n = rate / 100
+                var i = 0
+                while i + n <= b.count {
+                    vad.process(UnsafeBufferPointer(rebasing: b[i..<i + n])) { sink += $0.probability; frames += 1 }
+                    i += n
+                }
+            }
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000 / Double(max(frames, 1)))
+        }
+        times.sort()
+        out += "\(String(format: "%.2f", times[2])) us/frame (min \(String(format: "%.2f", times[0]))) \(sink > 0 ? "" : " ")\n"
+        flush()
     default:
         throw ToolError(description: "unknown mode \(mode)")
     }
