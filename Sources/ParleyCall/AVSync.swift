@@ -107,6 +107,9 @@ public struct AVSynchronizer: Sendable {
     /// Takes an audio stream's RTCP sender report.
     public mutating func audioSenderReport(_ report: RTCPSenderReport) { audio.update(report) }
 
+    /// Takes the audio stream's mapping as its receiver keeps it (same as feeding its reports).
+    public mutating func useAudioMapping(_ mapping: RTPTimeMapping) { audio = mapping }
+
     /// Takes a video stream's RTCP sender report.
     public mutating func videoSenderReport(_ report: RTCPSenderReport) { video.update(report) }
 

@@ -92,6 +92,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     private let ringMask = 1023
     private var lastOffset = 0.0          // stream time minus media time of the latest mapped frame
     public private(set) var statistics = AudioReceiveStatistics()
+    /// The latest packet that started playing: its RTP timestamp and local play time (for lip sync).
+    public private(set) var lastPlayed: (timestamp: UInt32, at: MonotonicTime)?
 
     /// Creates the pipeline around `decoder` (producing ``AudioReceiveConfiguration/sampleRate``).
     /// - Throws: ``VADError`` for a rate the VAD does not take.
@@ -171,6 +173,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         var media = Double.nan
         if let p = buffer.lastPlayedPackets.first {
             media = mediaSeconds(ofTimestamp: Int64(p.tag)) - Double(p.offsetInFrame) / Double(configuration.sampleRate)
+            lastPlayed = (UInt32(truncatingIfNeeded: p.tag),
+                          now.advanced(byNanoseconds: Int64(p.offsetInFrame) * 1_000_000_000 / Int64(configuration.sampleRate)))
         } else if f > 0 {
             let previous = mediaRing[(f - 1) & ringMask]
             if !previous.isNaN { media = previous + frame }

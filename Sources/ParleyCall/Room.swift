@@ -17,6 +17,10 @@ public struct RoomParticipant: Sendable {
     public var driftPpm: Double
     /// Media-time intervals (seconds) during which the participant is muted.
     public var mutedIntervals: [ClosedRange<Double>]
+    /// The camera's pictures (looped while the audio lasts); empty: no video.
+    public var video: [VideoFrame] = []
+    /// Frame rate of ``video``.
+    public var videoFramesPerSecond = 30.0
 
     public init(name: ParticipantID, samples: [Int16], sampleRate: Int = 16_000, driftPpm: Double = 0,
                 mutedIntervals: [ClosedRange<Double>] = []) {
@@ -67,6 +71,29 @@ public struct RoomParticipantReport: Sendable {
     public var receive: AudioReceiveStatistics
     public var link: LinkStatistics
     public var jitter: JitterBufferStatistics
+    /// Video counters, for a participant with video.
+    public var video: VideoStatistics?
+}
+
+/// One participant's video pipelines.
+final class RoomVideoStream {
+    var sender: VideoSendPipeline
+    var link: SimulatedLink
+    var receiver: VideoReceivePipeline
+    var shownAny = false
+    var lastAudioPlayed: UInt32?
+
+    init(spec: RoomParticipant, index: Int, configuration: RoomConfiguration, ntpOffset: Double) throws {
+        let first = spec.video[0]
+        sender = try VideoSendPipeline(width: first.width, height: first.height,
+                                       framesPerSecond: Int(spec.videoFramesPerSecond.rounded()),
+                                       ssrc: 0x2000 &+ UInt32(index), firstTimestamp: 0x0BAD_CAFE &* UInt32(index + 1),
+                                       ntpOffset: ntpOffset)
+        var network = configuration.network
+        network.packetMs = 1000 / spec.videoFramesPerSecond
+        link = SimulatedLink(scenario: network, seed: configuration.seed &+ 0x5649_4445 &+ UInt64(index))
+        receiver = try VideoReceivePipeline(width: first.width, height: first.height)
+    }
 }
 
 /// One participant's pipelines (a class: the pipelines are `~Copyable` and live in an array).
@@ -77,6 +104,7 @@ final class RoomStream {
     var receiver: AudioReceivePipeline<OpusJitterDecoder>
     let capture: DriftingCaptureClock
     var frame: [Int16]
+    var video: RoomVideoStream?
     var sentFrames = 0
     var ended = false
     var left = false
@@ -103,6 +131,9 @@ final class RoomStream {
         receiver = try AudioReceivePipeline(configuration: receive, decoder: decoder)
         capture = DriftingCaptureClock(origin: start, driftPpm: spec.driftPpm, sampleRate: spec.sampleRate)
         frame = [Int16](repeating: 0, count: send.packetSamples)
+        if !spec.video.isEmpty {
+            video = try RoomVideoStream(spec: spec, index: index, configuration: configuration, ntpOffset: ntpOffset)
+        }
     }
 }
 
@@ -173,6 +204,25 @@ public final class CallRoom {
                     self.sendFrame(s, index: Int(k))
                 }
                 if s.ended, let id = sendID { scheduler.remove(id) }
+            }
+        }
+        for s in streams where s.video != nil {
+            let v = s.video!
+            let fps = s.spec.videoFramesPerSecond
+            let period = 1e9 / fps / (1 + s.spec.driftPpm * 1e-6)
+            var videoID: MediaScheduler.StreamID?
+            videoID = scheduler.add("video-\(s.spec.name)",
+                                    pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .dropLate)) { frames, _ in
+                if s.ended {
+                    if let id = videoID { scheduler.remove(id) }
+                    return
+                }
+                v.sender.skipped(frames.count - 1)
+                let k = frames.upperBound - 1
+                if v.receiver.takeKeyframeRequest() { v.sender.requestKeyframe() }
+                let captured = self.start.advanced(byNanoseconds: Int64((Double(k) * period).rounded()))
+                let ticks = UInt32(truncatingIfNeeded: Int64((Double(k) * 90_000 / fps).rounded()))
+                v.sender.send(s.spec.video[Int(k) % s.spec.video.count], mediaTicks: ticks, capturedAt: captured, over: &v.link)
             }
         }
         let frameMs = configuration.receive.frameMs
@@ -256,11 +306,25 @@ public final class CallRoom {
             }, onTalk: { e in
                 self.emitTalk(e, for: name)
             })
+            if let v = s.video {
+                v.link.receive(until: t) { bytes, arrival in v.receiver.receive(bytes, at: arrival) }
+                if let played = s.receiver.lastPlayed, played.timestamp != v.lastAudioPlayed {
+                    v.lastAudioPlayed = played.timestamp
+                    v.receiver.sync.useAudioMapping(s.receiver.mapping)
+                    v.receiver.sync.audioPlayed(rtpTimestamp: played.timestamp, at: played.at)
+                }
+                v.receiver.render(at: t) { _ in }
+                if !v.shownAny && v.receiver.statistics.framesShown > 0 {
+                    v.shownAny = true
+                    emit(CallEvent(time: mediaNow, participant: name, kind: .videoOn))
+                }
+            }
             if s.ended && s.link.inFlight == 0 && s.receiver.bufferedPackets == 0 {
                 s.drainFrames += 1
                 if s.drainFrames >= 30 {       // 300 ms: the last decoded audio has played out
                     s.receiver.finish { e in self.emitTalk(e, for: name) }
                     s.left = true
+                    if let v = s.video, v.shownAny { emit(CallEvent(time: mediaNow, participant: name, kind: .videoOff)) }
                     if let e = speaker.leave(name, at: mediaNow) { emitDominant(e) }
                     emit(CallEvent(time: mediaNow, participant: name, kind: .left))
                 }
@@ -309,6 +373,18 @@ public final class CallRoom {
         return a
     }
 
+    private static func videoStatistics(_ v: RoomVideoStream) -> VideoStatistics {
+        var st = v.receiver.statistics
+        let sent = v.sender.statistics
+        st.framesCaptured = sent.framesCaptured
+        st.framesSkippedLate = sent.framesSkippedLate
+        st.framesEncoded = sent.framesEncoded
+        st.encodeErrors = sent.encodeErrors
+        st.packetsSent = sent.packetsSent
+        st.packetsRefused = sent.packetsRefused
+        return st
+    }
+
     /// The end-of-call figures, in join order (valid after ``run()``).
     public var reports: [RoomParticipantReport] {
         streams.map { s in
@@ -317,7 +393,8 @@ public final class CallRoom {
                                          turns: st?.turns ?? 0, audio: statistics(of: s),
                                          measuredDriftPpm: s.sender.drift.driftPpm,
                                          send: s.sender.statistics, receive: s.receiver.statistics,
-                                         link: s.link.statistics, jitter: s.receiver.jitterStatistics)
+                                         link: s.link.statistics, jitter: s.receiver.jitterStatistics,
+                                         video: s.video.map(Self.videoStatistics))
         }
     }
 }

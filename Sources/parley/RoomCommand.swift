@@ -11,7 +11,8 @@ let roomCommand = Command(
                        [--no-tui] [--events PATH.jsonl]
 
     Runs a call: each FILE (WAV, mono or stereo, 8/12/16/24/48 kHz) is one participant named
-    after the file's stem. Every participant's audio goes through the full pipeline: level,
+    after the file's stem; a FILE.y4m with the same stem is that participant's camera (VP8 over
+    RTP, frame assembly, decoding, shown in lip sync with the audio). Every participant's audio goes through the full pipeline: level,
     VAD and talking detection, Opus (20 ms, in-band FEC), RTP with the RFC 6464 audio level,
     RTCP sender reports, a simulated network, the adaptive jitter buffer, Opus decoding with
     loss concealment, and the receiver's VAD and talking detection, which lights up the
@@ -88,10 +89,12 @@ func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> 
         printError("parley room: \(error.description)\nRun 'parley room --help' for usage.")
         return ExitStatus.usage
     }
-    // Participants, named after their stems (unique).
+    // Participants: one per WAV, named after its stem (unique); a Y4M with the same stem is
+    // that participant's camera.
     var participants: [RoomParticipant] = []
     var names = Set<String>()
-    for path in inv.files {
+    let isVideo = { (path: String) in path.lowercased().hasSuffix(".y4m") }
+    for path in inv.files where !isVideo(path) {
         let stem = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         guard names.insert(stem).inserted else {
             printError("parley room: two participants are named '\(stem)'; rename one file")
@@ -99,6 +102,23 @@ func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> 
         }
         do {
             participants.append(try RoomParticipant.load(path: path, name: stem))
+        } catch {
+            printError("parley room: \(error.description)")
+            return ExitStatus.failure
+        }
+    }
+    for path in inv.files where isVideo(path) {
+        let stem = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        guard let i = participants.firstIndex(where: { $0.name == stem }) else {
+            printError("parley room: \(path): no WAV named '\(stem)' to pair this video with")
+            return ExitStatus.usage
+        }
+        guard participants[i].video.isEmpty else {
+            printError("parley room: two videos for '\(stem)'")
+            return ExitStatus.usage
+        }
+        do {
+            try participants[i].attachVideo(path: path)
         } catch {
             printError("parley room: \(error.description)")
             return ExitStatus.failure

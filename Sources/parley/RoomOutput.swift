@@ -127,5 +127,15 @@ func roomReport(_ reports: [RoomParticipantReport]) -> String {
                       a.framesRecovered, a.framesLate, a.framesLost, a.framesDiscarded,
                       a.framesPending) + (a.isBalanced ? "yes" : "NO") + "\n"
     }
+    for r in reports {
+        guard let v = r.video else { continue }
+        var line = "\(r.name) video: \(v.framesCaptured) pictures, \(v.framesEncoded) encoded, \(v.packetsSent) packets, "
+        line += "\(v.framesAssembled) assembled, \(v.framesDecoded) decoded, \(v.framesShown) shown "
+        line += "(\(v.framesShownUnsynchronized) before sync), \(v.framesDroppedLate) dropped late, "
+        line += "\(v.keyframeRequests) keyframe requests, max A/V skew "
+        line += String(format: "%.1f", v.maximumAbsoluteSkewMs)
+        line += " ms, \(v.framesOutsideWindow) outside +45/-125 ms\n"
+        out += line
+    }
     return out
 }

@@ -186,3 +186,24 @@ private func offlineOnsets(_ participants: [RoomParticipant]) throws -> [String:
     let (full, _) = run(5, capacity: 2)                    // 40 ms base delay > 2 packet slots
     #expect(full.refused > 0)
 }
+
+@Test func videoParticipantIsShownInLipSyncOverALossyNetwork() throws {
+    var participants = try loadConversation().map { p in
+        var q = p; q.samples = Array(q.samples.prefix(16_000 * 6)); return q
+    }
+    let video = conversation.deletingLastPathComponent().appendingPathComponent("video/sample.y4m")
+    try participants[1].attachVideo(path: video.path)
+    #expect(participants[1].videoFramesPerSecond == 30 && !participants[1].video.isEmpty)
+    let (events, reports) = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 3, jitterMs: 20), seed: 5))
+    let v = try #require(reports[1].video)
+    #expect(reports[0].video == nil)
+    #expect(v.framesCaptured >= 170 && v.framesEncoded == v.framesCaptured)
+    #expect(v.framesShown > 100, "\(v)")
+    #expect(v.framesShownUnsynchronized <= 3)
+    #expect(v.framesOutsideWindow == 0 && v.maximumAbsoluteSkewMs <= 55, "\(v)")
+    #expect(v.framesDecoded >= v.framesShown)
+    let name = participants[1].name
+    #expect(events.contains { $0.participant == name && $0.kind == .videoOn })
+    #expect(events.contains { $0.participant == name && $0.kind == .videoOff })
+    #expect(reports[1].audio.isBalanced)
+}
