@@ -42,6 +42,8 @@ public final class AudioFileReader {
     public private(set) var framesRead = 0
     private let file: OpaquePointer
     private let mayHoldNonFinite: Bool
+    /// Float staging for Int16 reads of float files (allocated on first use, then reused).
+    private var staging: [Float] = []
 
     /// The audio format as a ParleyCore ``AudioFormat``.
     public var format: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
@@ -151,7 +153,10 @@ public final class AudioFileReader {
         if mayHoldNonFinite {
             // Read as float to see NaN/Inf (libsndfile would turn them into arbitrary integers).
             var done = 0
-            var chunk = [Float](repeating: 0, count: min(want, 1024) * channels)
+            if staging.isEmpty { staging = [Float](repeating: 0, count: 1024 * channels) }
+            var chunk = staging
+            staging = []   // keep the storage uniquely referenced while reading into it
+            defer { staging = chunk }
             while done < want {
                 let n = try chunk.withUnsafeMutableBufferPointer { b in
                     Result { () throws(MediaFileError) -> Int in
