@@ -1,5 +1,6 @@
 import ParleyCodecs
 import ParleyJitter
+import ParleyMedia
 import ParleyRTP
 #if canImport(Glibc)
 import Glibc
@@ -198,7 +199,7 @@ private struct OpusReceiveSink: ReceiveSink, ~Copyable {
     init(path: String) throws {
         self.path = path
         let d = try OpusDecoder(sampleRate: 48_000, channels: 1)
-        let w = try WAVWriter(path: path, sampleRate: 48_000, channels: 1)
+        let w = try WAVWriter(path: path, format: WAVFormat(sampleRate: 48_000, channels: 1))
         decoder = d
         writer = w
     }
@@ -236,7 +237,7 @@ private struct OpusReceiveSink: ReceiveSink, ~Copyable {
                         try decoder.concealLoss(into: UnsafeMutableBufferPointer(rebasing: $0[0..<(chunk * channels)]))
                     }) ?? 0
                     if got == 0 { break }
-                    pcm.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0[0..<(got * channels)])) }
+                    try pcm.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(got * channels)])) }
                     concealedSamples += got
                     plc -= got
                     gap -= got
@@ -244,7 +245,7 @@ private struct OpusReceiveSink: ReceiveSink, ~Copyable {
             }
             if gap > 0 {
                 let zeros = [Int16](repeating: 0, count: gap * channels)
-                zeros.withUnsafeBufferPointer { writer.append($0) }
+                try zeros.withUnsafeBufferPointer { try writer.write($0) }
                 silenceSamples += gap
             }
         }
@@ -258,10 +259,10 @@ private struct OpusReceiveSink: ReceiveSink, ~Copyable {
             decodeErrors += 1
             decoded = payload.withUnsafeBytes { (try? OpusRTP.samples48k($0)) ?? 960 }
             let zeros = [Int16](repeating: 0, count: decoded * channels)
-            zeros.withUnsafeBufferPointer { writer.append($0) }
+            try zeros.withUnsafeBufferPointer { try writer.write($0) }
         }
         if decodeErrors == 0 || decoded > 0 {
-            pcm.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0[0..<(decoded * channels)])) }
+            try pcm.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(decoded * channels)])) }
         }
         nextSeq = seq + 1
         nextTimestamp = ts + Int64(decoded)
@@ -269,7 +270,7 @@ private struct OpusReceiveSink: ReceiveSink, ~Copyable {
 
     mutating func finish() throws {
         while !held.isEmpty { try playOldest() }
-        try writer.finish()
+        try writer.close()
     }
 
     var report: [(String, String)] {
@@ -284,26 +285,21 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
     let path: String
     let decodeToY4M: Bool
     var assembler = VP8FrameAssembler()
-    var file: OutputFile
     var decoder: VPXDecoder
     var picture = VideoFrame(width: 16, height: 16)
     var tsUnwrapper = TimestampUnwrapper()
     var firstTimestamp: Int64?
     var frames = 0, keyframeRequests = 0, decodeErrors = 0
-    var width = 0, height = 0
-    /// Y4M: the first decoded picture waits for the second to learn the frame rate.
-    var pendingFirst: (bytes: [UInt8], ts: Int64)?
-    var headerWritten = false
-    var failure: Error?
+    /// IVF: opened at the first frame (a keyframe: the assembler waits for one), which gives the size.
+    var ivf: IVFWriter?
+    /// Y4M: opened at the second picture, whose timestamp gives the frame rate.
+    var y4m: Y4MWriter?
+    var pendingFirst: (frame: VideoFrame, ts: Int64)?
 
     init(path: String) throws {
         self.path = path
         decodeToY4M = path.lowercased().hasSuffix(".y4m")
-        let f = try OutputFile(path)
-        let d = try VPXDecoder(codec: .vp8)
-        file = f
-        decoder = d
-        if !decodeToY4M { file.write(ivfHeader(width: 0, height: 0, frameCount: 0)) }
+        decoder = try VPXDecoder(codec: .vp8)
     }
 
     mutating func accept(_ packet: RTPPacketView, now: MonotonicTime) throws {
@@ -330,49 +326,50 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
     mutating func write(_ data: [UInt8], ts: UInt32, key: Bool, w: Int, h: Int) throws {
         let t = tsUnwrapper.unwrap(ts)
         if firstTimestamp == nil { firstTimestamp = t }
-        if key { width = w; height = h }
         frames += 1
         if !decodeToY4M {
-            file.write(ivfFrameHeader(size: data.count, pts: t - firstTimestamp!))
-            file.write(data)
+            if ivf == nil {
+                ivf = try IVFWriter(path: path, header: IVFHeader(codec: .vp8, width: w, height: h,
+                                                                   timebaseNumerator: 1, timebaseDenominator: 90_000))
+            }
+            try ivf!.write(data, timestamp: UInt64(max(0, t - firstTimestamp!)))
             return
         }
         do { try decoder.decode(data, into: &picture) } catch {
             decodeErrors += 1
             return
         }
-        let bytes = y4mFrameBytes(picture)
-        if !headerWritten {
-            if let first = pendingFirst {
-                let delta = max(1, t - first.ts)
-                let fps = max(1, Int((90_000.0 / Double(delta)).rounded()))
-                writeY4MHeader(fps: fps)
-                file.write(first.bytes)
-                pendingFirst = nil
-            } else {
-                pendingFirst = (bytes, t)
+        if y4m == nil {
+            guard let first = pendingFirst else {
+                pendingFirst = (picture, t)
                 return
             }
+            let fps = max(1, Int((90_000.0 / Double(max(1, t - first.ts))).rounded()))
+            try openY4M(fps: fps)
+            try y4m!.write(first.frame)
+            pendingFirst = nil
         }
-        file.write(bytes)
+        try y4m!.write(picture)
     }
 
-    mutating func writeY4MHeader(fps: Int) {
-        file.write(Array("YUV4MPEG2 W\(picture.width) H\(picture.height) F\(fps):1 Ip A1:1 C420jpeg\n".utf8))
-        headerWritten = true
+    mutating func openY4M(fps: Int) throws {
+        y4m = try Y4MWriter(path: path, header: Y4MHeader(width: picture.width, height: picture.height,
+                                                           frameRateNumerator: fps, frameRateDenominator: 1))
     }
 
     mutating func finish() throws {
         if decodeToY4M {
             if let first = pendingFirst {
-                writeY4MHeader(fps: 30)
-                file.write(first.bytes)
+                try openY4M(fps: 30)
+                try y4m!.write(first.frame)
             }
+            if y4m == nil { try openY4M(fps: 30) }  // an empty stream: a header only
+            try y4m!.close()
         } else {
-            fseek(file.file, 0, SEEK_SET)
-            file.write(ivfHeader(width: width, height: height, frameCount: frames))
+            if ivf == nil { ivf = try IVFWriter(path: path, header: IVFHeader(codec: .vp8, width: 0, height: 0,
+                                                                               timebaseNumerator: 1, timebaseDenominator: 90_000)) }
+            try ivf!.close()
         }
-        try file.flush()
     }
 
     var report: [(String, String)] {

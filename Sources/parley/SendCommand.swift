@@ -1,4 +1,5 @@
 import ParleyCodecs
+import ParleyMedia
 import ParleyRTP
 import ParleyVoice
 
@@ -66,7 +67,7 @@ private func runSend(_ args: [String]) -> Int32 {
         let rtp = try UDPAddress(host: options.host, port: options.port)
         let rtcp = try UDPAddress(host: options.host, port: options.port &+ 1)
         var sender = RTPSender(ssrc: options.ssrc, rtp: rtp, rtcp: rtcp)
-        let head = try readWholeFile(options.path).prefix(9)
+        let head = try fileMagic(options.path)
         if head.starts(with: "RIFF".utf8) {
             try sendAudio(options, socket: socket, sender: &sender)
         } else if head.starts(with: "YUV4MPEG2".utf8) {
@@ -133,15 +134,16 @@ import Glibc
 #endif
 
 private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, sender: inout RTPSender) throws {
-    let audio = try readWAV(options.path)
-    guard [8_000, 12_000, 16_000, 24_000, 48_000].contains(audio.sampleRate) else {
-        throw MediaFileError(path: options.path, reason: "Opus takes 8, 12, 16, 24 or 48 kHz; this WAV is \(audio.sampleRate) Hz (resample it first)")
+    var reader = try WAVReader(path: options.path)
+    let audio = (sampleRate: reader.format.sampleRate, channels: reader.format.channels)
+    guard [8_000, 12_000, 16_000, 24_000, 48_000].contains(audio.sampleRate), (1...2).contains(audio.channels) else {
+        throw SendError("\(options.path): Opus takes 8, 12, 16, 24 or 48 kHz mono or stereo; this WAV is "
+                        + "\(audio.sampleRate) Hz, \(audio.channels) channels (convert it first)")
     }
     var encoder = try OpusEncoder(sampleRate: audio.sampleRate, channels: audio.channels, application: .voip)
     encoder.bitrate = 32_000 * audio.channels
     let frameSamples = audio.sampleRate / 50  // 20 ms per channel
     let frameLength = frameSamples * audio.channels
-    let frames = (audio.samples.count + frameLength - 1) / frameLength
     sender.header.payloadType = options.payloadType ?? OpusRTP.defaultPayloadType
     sender.header.extensions = [RTPHeaderExtension(id: 1, bytes: [0])]
     var pcm = [Int16](repeating: 0, count: frameLength)
@@ -151,9 +153,12 @@ private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, send
     var mono = [Float](repeating: 0, count: frameSamples)
     var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
     let start = MonotonicTime.now()
-    for i in 0..<frames {
-        let base = i * frameLength
-        for k in 0..<frameLength { pcm[k] = base + k < audio.samples.count ? audio.samples[base + k] : 0 }
+    var i = 0
+    while true {
+        let got = try pcm.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+        guard got > 0 else { break }
+        for k in (got * audio.channels)..<frameLength { pcm[k] = 0 }  // pad the last frame
+        defer { i += 1 }
         let n = try pcm.withUnsafeBufferPointer { p in try packet.withUnsafeMutableBytes { try encoder.encode(p, into: $0) } }
         let level = pcm.withUnsafeBufferPointer { AudioLevel(samples: $0, voiceActivity: false) }
         var voice = level.level < 50
@@ -173,11 +178,12 @@ private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, send
 }
 
 private func sendVideo(_ options: SendOptions, socket: borrowing UDPSocket, sender: inout RTPSender) throws {
-    let video = try readY4M(options.path)
-    guard !video.frames.isEmpty else { throw MediaFileError(path: options.path, reason: "no frames") }
-    let fps = max(1, (video.fpsNumerator + video.fpsDenominator / 2) / video.fpsDenominator)
-    var config = VPXEncoderConfiguration(codec: .vp8, width: video.width, height: video.height, framesPerSecond: fps,
-                                         targetBitrateKbps: max(500, video.width * video.height * fps / 40_000 * 10))
+    var reader = try Y4MReader(path: options.path)
+    let h = reader.header
+    let fps = max(1, (h.frameRateNumerator + h.frameRateDenominator / 2) / h.frameRateDenominator)
+    // About 0.25 bit per pixel at 30 fps for 320x240 (576 kbit/s), at least 500 kbit/s.
+    var config = VPXEncoderConfiguration(codec: .vp8, width: h.width, height: h.height, framesPerSecond: fps,
+                                         targetBitrateKbps: max(500, h.width * h.height * fps / 4_000))
     config.keyframeMaxInterval = 3 * fps
     var encoder = try VPXEncoder(config)
     var packetizer = VP8Packetizer(maxPayloadSize: 1200, pictureID: UInt16.random(in: 0...0x7FFF))
@@ -185,8 +191,11 @@ private func sendVideo(_ options: SendOptions, socket: borrowing UDPSocket, send
     let baseTimestamp = sender.header.timestamp
     let start = MonotonicTime.now()
     var failure: Error?
-    for (i, frame) in video.frames.enumerated() {
-        let mediaNs = Int64(i) * 1_000_000_000 * Int64(video.fpsDenominator) / Int64(video.fpsNumerator)
+    var frame = VideoFrame(width: h.width, height: h.height)
+    var i = 0
+    while try reader.read(into: &frame) {
+        defer { i += 1 }
+        let mediaNs = Int64(i) * 1_000_000_000 * Int64(h.frameRateDenominator) / Int64(h.frameRateNumerator)
         sleep(until: MonotonicTime(nanoseconds: start.nanoseconds + mediaNs))
         let ts = baseTimestamp &+ UInt32(truncatingIfNeeded: mediaNs * 90_000 / 1_000_000_000)
         sender.header.timestamp = ts
@@ -199,4 +208,20 @@ private func sendVideo(_ options: SendOptions, socket: borrowing UDPSocket, send
         if let failure { throw failure }
         sender.maybeReport(now: MonotonicTime.now(), mediaTimestamp: ts, socket: socket)
     }
+    guard i > 0 else { throw SendError("\(options.path): no frames") }
+}
+
+/// A failure of `parley send` with its message.
+private struct SendError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// The first bytes of a file (up to 9), to tell a WAV from a Y4M.
+private func fileMagic(_ path: String) throws(ParleyMedia.MediaFileError) -> [UInt8] {
+    let source = try FileByteSource(path: path)
+    let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: 9, alignment: 1)
+    defer { raw.deallocate() }
+    let n = try source.read(into: raw)
+    return Array(raw[0..<n])
 }

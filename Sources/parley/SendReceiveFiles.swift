@@ -1,5 +1,6 @@
-// Minimal media files for `parley send` / `parley receive`: 16-bit PCM WAV, I420 Y4M and IVF.
-// Stop-gap until ParleyMedia's readers and writers land; errors are typed and never trap.
+// Whole-file 16-bit WAV and I420 Y4M readers, written as a stop-gap before ParleyMedia landed.
+// `parley send`/`receive` now use ParleyMedia's readers and writers; `parley codec`
+// (CodecCommand.swift) still calls these. Delete this file once it moves to ParleyMedia too.
 
 #if canImport(Glibc)
 import Glibc
@@ -75,55 +76,6 @@ func readWAV(_ path: String) throws(MediaFileError) -> PCM16Audio {
     throw MediaFileError(path: path, reason: "no data chunk")
 }
 
-/// Writes 16-bit PCM as a WAV file, streaming: `append` samples, then `finish` patches sizes.
-struct WAVWriter: ~Copyable {
-    let path: String
-    private let file: OpaquePointer
-    private(set) var sampleCount = 0
-    let sampleRate: Int
-    let channels: Int
-
-    init(path: String, sampleRate: Int, channels: Int) throws(MediaFileError) {
-        guard let f = fopen(path, "wb") else { throw MediaFileError(path: path, reason: String(cString: strerror(errno))) }
-        self.path = path
-        self.file = OpaquePointer(f)
-        self.sampleRate = sampleRate
-        self.channels = channels
-        var header = [UInt8](repeating: 0, count: 44)
-        fwrite(&header, 1, 44, f)
-    }
-
-    deinit { fclose(UnsafeMutablePointer<FILE>(file)) }
-
-    mutating func append(_ samples: UnsafeBufferPointer<Int16>) {
-        var le = [UInt8](repeating: 0, count: samples.count * 2)
-        for (i, s) in samples.enumerated() {
-            le[2 * i] = UInt8(truncatingIfNeeded: s)
-            le[2 * i + 1] = UInt8(truncatingIfNeeded: s >> 8)
-        }
-        fwrite(le, 1, le.count, UnsafeMutablePointer<FILE>(file))
-        sampleCount += samples.count
-    }
-
-    /// Writes the header with the final sizes.
-    mutating func finish() throws(MediaFileError) {
-        let dataBytes = sampleCount * 2
-        var h: [UInt8] = Array("RIFF".utf8)
-        func put32(_ v: Int) { for k in 0..<4 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
-        func put16(_ v: Int) { for k in 0..<2 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
-        put32(36 + dataBytes)
-        h += Array("WAVEfmt ".utf8)
-        put32(16); put16(1); put16(channels); put32(sampleRate); put32(sampleRate * channels * 2)
-        put16(channels * 2); put16(16)
-        h += Array("data".utf8)
-        put32(dataBytes)
-        let f = UnsafeMutablePointer<FILE>(file)
-        fseek(f, 0, SEEK_SET)
-        fwrite(h, 1, h.count, f)
-        guard fflush(f) == 0 else { throw MediaFileError(path: path, reason: String(cString: strerror(errno))) }
-    }
-}
-
 /// An I420 Y4M stream read whole: size, frame rate and the frames.
 struct Y4MVideo {
     var width: Int
@@ -171,64 +123,4 @@ func readY4M(_ path: String) throws(MediaFileError) -> Y4MVideo {
         index += 1
     }
     return Y4MVideo(width: w, height: h, fpsNumerator: num, fpsDenominator: den, frames: frames)
-}
-
-/// A file opened for writing with `fopen`, closed on deinit.
-struct OutputFile: ~Copyable {
-    let path: String
-    let file: UnsafeMutablePointer<FILE>
-
-    init(_ path: String) throws(MediaFileError) {
-        guard let f = fopen(path, "wb") else { throw MediaFileError(path: path, reason: String(cString: strerror(errno))) }
-        self.path = path
-        self.file = f
-    }
-
-    deinit { fclose(file) }
-
-    func write(_ bytes: [UInt8]) { fwrite(bytes, 1, bytes.count, file) }
-    func write(_ bytes: UnsafeRawBufferPointer) { fwrite(bytes.baseAddress, 1, bytes.count, file) }
-
-    func flush() throws(MediaFileError) {
-        guard fflush(file) == 0 else { throw MediaFileError(path: path, reason: String(cString: strerror(errno))) }
-    }
-}
-
-/// Writes decoded I420 frames as Y4M (packed planes, no padding).
-func y4mFrameBytes(_ frame: borrowing VideoFrame) -> [UInt8] {
-    var out: [UInt8] = Array("FRAME\n".utf8)
-    out.reserveCapacity(frame.width * frame.height * 3 / 2 + 6)
-    let cw = frame.chromaWidth, ch = frame.chromaHeight
-    for r in 0..<frame.height {
-        let s = r * frame.strideY
-        out += frame.data[s..<(s + frame.width)]
-    }
-    for plane in [frame.offsetU, frame.offsetV] {
-        for r in 0..<ch {
-            let s = plane + r * frame.strideUV
-            out += frame.data[s..<(s + cw)]
-        }
-    }
-    return out
-}
-
-/// The 32-byte IVF file header (VP8, 90 kHz time base).
-func ivfHeader(width: Int, height: Int, frameCount: Int) -> [UInt8] {
-    var h: [UInt8] = Array("DKIF".utf8)
-    func put16(_ v: Int) { for k in 0..<2 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
-    func put32(_ v: Int) { for k in 0..<4 { h.append(UInt8(truncatingIfNeeded: v >> (8 * k))) } }
-    put16(0); put16(32)
-    h += Array("VP80".utf8)
-    put16(width); put16(height)
-    put32(90_000); put32(1)
-    put32(frameCount); put32(0)
-    return h
-}
-
-/// The 12-byte IVF frame header: size and 64-bit presentation time.
-func ivfFrameHeader(size: Int, pts: Int64) -> [UInt8] {
-    var h: [UInt8] = []
-    for k in 0..<4 { h.append(UInt8(truncatingIfNeeded: size >> (8 * k))) }
-    for k in 0..<8 { h.append(UInt8(truncatingIfNeeded: pts >> (8 * Int64(k)))) }
-    return h
 }
