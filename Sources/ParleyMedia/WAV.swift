@@ -158,8 +158,10 @@ public struct WAVReader {
                 let parsed = try r.withBytes(readSize) { b in Self.parseFmt(b, name: name, offset: chunkOffset + 8) }
                 fmt = try parsed.get()
                 let rest = size - readSize + (size & 1)
-                if try r.skip(rest) < rest {
-                    throw .truncated(path: name, offset: r.offset, expected: rest, got: 0)
+                let restOffset = r.offset
+                let skipped = try r.skip(rest)
+                if skipped < rest {
+                    throw .truncated(path: name, offset: restOffset, expected: rest, got: skipped)
                 }
             } else if id == "data" {
                 guard let f = fmt else {
