@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ParleyDevices
+import ParleyMedia
 @testable import ParleyCall
 
 private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -47,4 +49,53 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     #expect(throws: UDPTransportError.self) {
         _ = try UDPTransport(bindHost: "not-an-address", peerPort: 1, clock: SystemMediaClock())
     }
+}
+
+@Test func toneSourceThroughTheSimulatedNetworkIsWrittenToAWAVFile() throws {
+    let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
+    var tone = ToneSource<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
+                                 seconds: 2, framesPerRead: 320, clock: clock)
+    var sender = try AudioSendPipeline()
+    var link = SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 10), seed: 1)
+    var configuration = AudioReceiveConfiguration()
+    configuration.callStartNTP = sender.ntpOffset + 1
+    var receiver = try AudioReceivePipeline(configuration: configuration,
+                                            decoder: try OpusJitterDecoder(sampleRate: 16_000, channels: 1))
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-call-tone-\(getpid()).wav").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    var writer = try WAVWriter(path: path, format: WAVFormat(sampleRate: 16_000, channels: 1))
+    var frame = AudioFrame<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
+    let scheduler = MediaScheduler(clock: clock)
+    var ended = false
+    var written = 0
+    scheduler.add("capture", pacer: FramePacer(periodNanoseconds: 20_000_000, origin: clock.now(), policy: .catchUp)) { frames, _ in
+        for _ in frames where !ended {
+            ended = !sender.captureAndSend(from: &tone, into: &frame, over: &link) { _ in }
+        }
+    }
+    let playout = FramePacer(periodNanoseconds: 10_000_000, origin: clock.now(), policy: .catchUp)
+    scheduler.add("playout", pacer: playout) { frames, _ in
+        for k in frames {
+            let t = playout.deadline(ofFrame: k)
+            link.receive(until: t) { bytes, arrival in receiver.receive(bytes, at: arrival) }
+            receiver.playout(at: t, sink: { pcm in try? writer.write(pcm); written += pcm.count },
+                             onDecision: { _ in }, onTalk: { _ in })
+        }
+    }
+    scheduler.runUntil(clock.now().advanced(bySeconds: 2.5))
+    try writer.close()
+    #expect(sender.statistics.framesCaptured == 100)
+    #expect(receiver.statistics.packetsPlayed == 100)
+    var reader = try WAVReader(source: FileByteSource(path: path))
+    var samples = [Float](repeating: 0, count: 48_000)
+    let n = try reader.read(into: &samples)
+    #expect(n == written && n > 30_000)
+    // The tone survives Opus and the jitter buffer: about 440 Hz by zero crossings, 0.3 peak.
+    let body = samples[8_000..<28_000]
+    var crossings = 0
+    for i in body.indices.dropFirst() where (body[i - 1] < 0) != (body[i] < 0) { crossings += 1 }
+    let frequency = Double(crossings) / 2 / (Double(body.count) / 16_000)
+    #expect(abs(frequency - 440) < 10, "measured \(frequency) Hz")
+    let peak = body.map(abs).max() ?? 0
+    #expect(peak > 0.2 && peak < 0.4)
 }
