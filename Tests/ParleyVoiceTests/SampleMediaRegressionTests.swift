@@ -47,8 +47,8 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
 
 @Test func conversationFramesMatchTheTruth() throws {
     let truth = try truthSegments()
-    // Measured F1: armelle 0.887, carlo 0.822, reader 0.429 (read speech at a low level: a known weakness).
-    let floors: [String: Double] = ["armelle": 0.80, "carlo": 0.75, "reader": 0.35]
+    // Measured F1: armelle 0.909, carlo 0.930, reader 0.698 (read speech at a low level: recall 0.54).
+    let floors: [String: Double] = ["armelle": 0.85, "carlo": 0.87, "reader": 0.62]
     for (name, floor) in floors {
         let d = try decisions("conversation/\(name).wav")
         var tp = 0.0, fp = 0.0, fn = 0.0
@@ -69,7 +69,7 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
         let starts = try decisions("conversation/\(name).wav").compactMap { talk.process($0) }
             .filter { $0.kind == .started }
         for (s, _) in turns {
-            // Measured latencies (event time - true start): 10-250 ms.
+            // Measured latencies (event time - true start): 20-250 ms.
             #expect(starts.contains { $0.time >= s - 0.05 && $0.time <= s + 0.35 },
                     "\(name): no talking-started event within 350 ms of the turn at \(s) s")
         }
@@ -79,14 +79,14 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
 }
 
 @Test func speechClipsAreDetectedAtBothRates() throws {
-    // Measured: 16 kHz 0.57, 48 kHz 0.38 of frames flagged (the clips contain pauses).
-    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.45)
-    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.28)
+    // Measured: 16 kHz 0.60, 48 kHz 0.62 of frames flagged (the clips contain pauses).
+    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.52)
+    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.54)
 }
 
 @Test func musicAndNoiseClipsAreFlaggedLessThanSpeech() throws {
-    // Measured: sectoid-feelings 0.26, sectoid-metal-madness 0.52, 3d-printer 0.32, door 0.68,
-    // vinyl-hiss 0.15; mean 0.39. These 3 s clips are too short for the noise floor and the 1 s
+    // Measured: sectoid-feelings 0.15, sectoid-metal-madness 0.58, 3d-printer 0.28, door 0.70,
+    // vinyl-hiss 0.08; mean 0.36. These 3 s clips are too short for the noise floor and the 1 s
     // context to settle, so they are the hard case; the test guards against regressions.
     let clips = ["music/sectoid-feelings.wav", "music/sectoid-metal-madness.wav", "noise/3d-printer.wav",
                  "noise/door.wav", "noise/vinyl-hiss.wav"]
@@ -96,5 +96,5 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
         #expect(s <= 0.78, "\(c): \(s) of frames flagged")
         shares.append(s)
     }
-    #expect(shares.reduce(0, +) / Double(shares.count) <= 0.45)
+    #expect(shares.reduce(0, +) / Double(shares.count) <= 0.42)
 }
