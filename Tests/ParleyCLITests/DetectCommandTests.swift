@@ -380,3 +380,27 @@ private func peakRSS(_ args: [String]) throws -> Int {
     let csv = try #require(detectParseSegmentsCSV(try runDetectCLI(["detect", "--format", "csv", long.path]).stdout))
     #expect(csv.count >= 24)
 }
+
+@Test(.enabled(if: detectHasSampleMedia))
+func theProgressBarShowsOnATerminalOnly() throws {
+    let files = try detectConversationFiles().map(\.path)
+    // Not a terminal (a pipe): nothing but messages on stderr.
+    let piped = try runDetectCLI(["detect", "--format", "csv"] + files)
+    #expect(piped.status == 0 && piped.stderr.isEmpty, "\(piped.stderr)")
+    // On a pseudo-terminal (util-linux `script`): the bar is drawn and cleared at the end.
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+    let dir = try detectTemporaryDirectory()
+    let log = dir.appendingPathComponent("tty.log").path
+    // Enough work (12 files) that the bar, redrawn every 200 ms, shows at least once.
+    let command = ([detectParleyExecutable.path, "detect", "--jobs", "1", "--format", "csv", "--output",
+                    dir.appendingPathComponent("o.csv").path] + Array(repeating: files, count: 4).flatMap { $0 }).map { "'\($0)'" }.joined(separator: " ")
+    let script = Process()
+    script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    script.arguments = ["-qec", command, log]
+    script.standardOutput = FileHandle.nullDevice
+    try script.run()
+    script.waitUntilExit()
+    #expect(script.terminationStatus == 0)
+    let text = try String(contentsOfFile: log, encoding: .utf8)
+    #expect(text.contains("files") && text.contains("%") && text.contains("\u{1B}[K"), "\(text)")
+}
