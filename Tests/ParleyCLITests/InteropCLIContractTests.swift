@@ -72,9 +72,9 @@ struct SendReceiveCommandContract {
         try writeInteropWAV(dir.appendingPathComponent("tone.wav"), sampleRate: 48_000, samples: tone)
         let port = interopFreeUDPPort()
         let receiver = try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", "opus",
-                                                              "--output", "out.wav", "--idle-timeout", "1"],
+                                                              "--output", "out.wav", "--idle-timeout", "2"],
                                         in: dir, name: "receive")
-        usleep(300_000)
+        #expect(waitForUDPListener(port: port), "parley receive never bound port \(port)")
         let malformed: [[UInt8]] = [
             [0x80, 0x6F, 0x00],                                                    // truncated header
             [0x40, 0x6F, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0xF8],                       // version 1

@@ -42,6 +42,24 @@ func interopFreeUDPPort() -> UInt16 {
     return port & 1 == 0 && port < 65_000 ? port : interopFreeUDPPort()
 }
 
+/// Waits until some process has a UDP socket bound to `port` (read from /proc/net/udp), up to
+/// `seconds`; returns whether one appeared. Receivers are ready once bound, whatever the load.
+@discardableResult
+func waitForUDPListener(port: UInt16, seconds: Double = 15) -> Bool {
+    let needle = ":" + String(format: "%04X", port) + " "
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if let table = try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8),
+           table.split(separator: "\n").dropFirst().contains(where: { line in
+               line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map { ($0 + " ").hasSuffix(needle) } ?? false
+           }) {
+            return true
+        }
+        usleep(20_000)
+    }
+    return false
+}
+
 /// A child process with its output captured in a file.
 ///
 /// Spawned with `posix_spawn` and an empty signal mask with default dispositions: the test

@@ -101,7 +101,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
                                         "audioconvert", "!", "audioresample", "!",
                                         "audio/x-raw,rate=48000,channels=1,format=S16LE", "!", "wavenc", "!",
                                         "filesink", "location=gst.wav"], in: dir, name: "gst")
-        usleep(1_000_000)
+        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         usleep(300_000)
         #expect(receiver.stop(SIGINT) == 0, "gst-launch: \(receiver.output)")
@@ -117,7 +118,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
                                         "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=VP8,payload=96",
                                         "!", "rtpjitterbuffer", "latency=100", "!", "rtpvp8depay", "!", "vp8dec", "!",
                                         "y4menc", "!", "filesink", "location=gst.y4m"], in: dir, name: "gst")
-        usleep(1_000_000)
+        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         usleep(300_000)
         #expect(receiver.stop(SIGINT) == 0, "gst-launch: \(receiver.output)")
@@ -134,7 +136,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
         let receiver = try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
                                            "-i", "stream.sdp", "-t", "1.9", "-ac", "1", "-ar", "48000", "ff.wav"],
                                  in: dir, name: "ffmpeg")
-        usleep(1_000_000)
+        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         finishFFmpegReceiver(receiver)
         try expectAudioMatches(dir.appendingPathComponent("ff.wav"), samples, "parley send opus -> ffmpeg")
@@ -151,7 +154,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
                                            "-i", "stream.sdp", "-t", "1.9", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p",
                                            "ff.y4m"],
                                  in: dir, name: "ffmpeg")
-        usleep(1_000_000)
+        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         finishFFmpegReceiver(receiver)
         try expectVideoMatches(dir.appendingPathComponent("ff.y4m"), video, "parley send vp8 -> ffmpeg")
@@ -165,8 +169,8 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
                          sender: (UInt16) throws -> InteropChild) throws -> [String: String] {
         let port = interopFreeUDPPort()
         let receiver = try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", codec, "--output", output,
-                                                "--idle-timeout", "1"], in: dir, name: "parley-receive")
-        usleep(300_000)
+                                                "--idle-timeout", "3"], in: dir, name: "parley-receive")
+        #expect(waitForUDPListener(port: port), "parley receive never bound port \(port): \(receiver.output)")
         let s = try sender(port)
         #expect(s.wait(seconds: 30) == 0, "sender failed: \(s.output)")
         #expect(receiver.wait(seconds: 10) == 0, "parley receive: \(receiver.output)")
