@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleyCall"],
                     swiftSettings: swiftSettings),
