@@ -29,7 +29,9 @@ struct FrontEndState {
     var frameIndex = 0
     var minCounter = 0              // frames into the current minimum-statistics sub-window
     var minSlot = 0                 // which sub-window minimum is being replaced next
-    var warm = 0                    // frames seen, saturating (noise-floor start-up)
+    var warm = 0                    // frames analysed, saturating (noise-floor start-up)
+    var fed = 0                     // frames fed to the noise-floor tracker, saturating
+    var sinceSilence = Int.max / 2  // frames analysed since the last digitally silent hop
     var previousLag: Float = 0
     var envBP = BiquadState()
     var previousEnvelope: Float = 0
@@ -53,6 +55,8 @@ struct FrameEvidence {
     var modulationDb: Float = 0
     var flatness: Float = 0
     var flux: Float = 0
+    /// The hop was digital silence: not analysed, no state changed (the VAD says 0).
+    var isDigitalSilence = false
 }
 
 enum FrontEnd {
@@ -71,6 +75,10 @@ enum FrontEnd {
     static let startupFrames = 3                       // hops before the 512-sample window is full
     static let harmRing = 30                           // 300 ms of harmonicity for the running max
     static let powerFloor: Float = 1e-10               // -100 dBov
+    /// A hop whose mean square is below this (-90 dBov, under one 16-bit step RMS) is digital
+    /// silence: a muted or not yet started stream, DTX, zero padding. It is not analysed and
+    /// changes no tracker, so silence before or inside a stream does not collapse the noise floor.
+    static let digitalSilencePower: Float = 1e-9
 }
 
 /// All memory of the front end in one allocation, laid out at fixed offsets.
@@ -179,6 +187,16 @@ struct FeatureExtractor {
         var e: Float = 0
         for i in (n - FrontEnd.hop)..<n { e += w[i] * w[i] }
         let frameEnergy = e / Float(FrontEnd.hop)
+        if frameEnergy < FrontEnd.digitalSilencePower {
+            s.sinceSilence = 0
+            (w).update(from: w + FrontEnd.hop, count: n - FrontEnd.hop)
+            s.frameIndex += 1
+            var silent = FrameEvidence()
+            silent.isDigitalSilence = true
+            if s.fed > 0 { silent.noiseFloorDbov = decibels(currentSpeechNoise(b)) }
+            return silent
+        }
+        s.sinceSilence = min(s.sinceSilence + 1, 1_000)
 
         // Spectrum of the last 32 ms.
         for i in 0..<n { b.windowed[i] = w[i] * b.hann[i] }
@@ -195,11 +213,14 @@ struct FeatureExtractor {
         let edges = b.bandEdges
         for k in 1..<edges[0] { low += b.power[k] }
         s.warm = min(s.warm + 1, 1_000)
-        // The first hops see a window still padded with zeros: they neither seed nor feed the
-        // minimum statistics (a low start-up minimum would inflate every SNR for 2 s).
+        // The first hops see a window still padded with zeros (at the start, or after digital
+        // silence): they neither seed nor feed the minimum statistics (a low minimum would
+        // inflate every SNR for 2 s). After silence the floor already tracked is kept.
         let startup = s.warm <= FrontEnd.startupFrames
-        let tracked = s.warm - FrontEnd.startupFrames          // frames fed to the tracker so far
-        let newSubWindow = !startup && s.minCounter == FrontEnd.subWindowFrames - 1
+        let feeds = !startup && s.sinceSilence > FrontEnd.startupFrames
+        if feeds { s.fed = min(s.fed + 1, 1_000) }
+        let tracked = s.fed                                   // frames fed to the tracker so far
+        let newSubWindow = feeds && s.minCounter == FrontEnd.subWindowFrames - 1
         var speechPower: Float = 0, speechNoise: Float = 0
         var logBands = (Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0))
         withUnsafeMutableBytes(of: &logBands) { raw in
@@ -210,16 +231,20 @@ struct FeatureExtractor {
                 b.bandPower[band] = p
                 total += p
                 var floor = p
-                if !startup {
+                let subs = b.subMins + band * FrontEnd.subWindows
+                // Sub-window minima written so far (slot j is written at the end of fed frame 25(j+1)).
+                let filledSubs = min(max(tracked - 1, 0) / FrontEnd.subWindowFrames, FrontEnd.subWindows)
+                if feeds {
                     let sm = tracked == 1 ? p : 0.7 * b.smoothed[band] + 0.3 * p
                     b.smoothed[band] = sm
                     let cm = s.minCounter == 0 ? sm : min(b.currentMin[band], sm)
                     b.currentMin[band] = cm
                     floor = cm
-                    let subs = b.subMins + band * FrontEnd.subWindows
-                    let filledSubs = min(tracked / FrontEnd.subWindowFrames, FrontEnd.subWindows)
                     for j in 0..<filledSubs { floor = min(floor, subs[j]) }
                     if newSubWindow { subs[s.minSlot] = cm }
+                } else if tracked > 0 {
+                    floor = b.currentMin[band]
+                    for j in 0..<filledSubs { floor = min(floor, subs[j]) }
                 }
                 let nfl = floor * FrontEnd.noiseBias + FrontEnd.powerFloor
                 b.noise[band] = nfl
@@ -232,7 +257,7 @@ struct FeatureExtractor {
         if newSubWindow {
             s.minSlot = (s.minSlot + 1) % FrontEnd.subWindows
             s.minCounter = 0
-        } else if !startup {
+        } else if feeds {
             s.minCounter += 1
         }
         let speechSNR = min(max(decibels((speechPower + FrontEnd.powerFloor) / speechNoise), 0), 60)
@@ -347,6 +372,18 @@ struct FeatureExtractor {
                              noiseFloorDbov: decibels(speechNoise), snrDb: speechSNR,
                              harmonicity: harm, modulationDb: modBand, flatness: flatness, flux: flux)
     }
+}
+
+/// The 300-4000 Hz noise floor the tracker holds now (for the evidence of a silent hop).
+private func currentSpeechNoise(_ b: FrontEndBuffers) -> Float {
+    var total: Float = 0
+    for band in 1...8 {
+        var floor = b.currentMin[band]
+        let subs = b.subMins + band * FrontEnd.subWindows
+        for j in 0..<FrontEnd.subWindows where subs[j] > 0 { floor = min(floor, subs[j]) }
+        total += floor * FrontEnd.noiseBias + FrontEnd.powerFloor
+    }
+    return total
 }
 
 /// Coefficients of the 2-8 Hz envelope band-pass (RBJ cookbook, f0 = 4 Hz, Q = 0.667, fs = 100 Hz).

@@ -84,6 +84,9 @@ public struct VADDecision: Sendable, Equatable {
 /// flatness, the 2-8 Hz envelope modulation, 0.1-1 s context), and a small trained MLP
 /// (`Tools/vad-training/`) maps them to a speech probability.
 ///
+/// - Digital silence (a 10 ms hop under -90 dBov: a muted or not yet started stream, DTX, zero
+///   padding) is never speech (probability 0) and leaves every tracker as it was, so a stream
+///   that starts with or pauses in silence is judged as if the silence were not there.
 /// - Samples are floats nominally in [-1, 1]. Non-finite samples (NaN, +/-inf) are replaced by 0
 ///   and counted in ``nonFiniteSampleCount``; finite samples are clamped to [-4, 4], so no input
 ///   can poison the state.
@@ -170,6 +173,8 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     let model = VADModel.shared
     var nonFinite = 0
     var previousLogit: Float = 0
+    /// Whether the previous frame was analysed (its logit is the smoother's state).
+    var smootherPrimed = false
 
     init(sampleRate: Int) {
         self.sampleRate = sampleRate
@@ -183,6 +188,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         c.extractor.buffers = extractor.buffers.copy()
         c.nonFinite = nonFinite
         c.previousLogit = previousLogit
+        c.smootherPrimed = smootherPrimed
         return c
     }
 
@@ -191,6 +197,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         extractor.reset()
         nonFinite = 0
         previousLogit = 0
+        smootherPrimed = false
     }
 
     func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
@@ -246,11 +253,19 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     private func frame(_ onFrame: (Int, Float, VADEvidence) -> Void) {
         let index = extractor.state.frameIndex
         let ev = extractor.analyse()
-        var logit = model.logit(extractor.buffers.features)
-        let a = model.smoothing
-        if a > 0 && index > 0 { logit = a * previousLogit + (1 - a) * logit }
-        previousLogit = logit
-        let p = sigmoid(logit)
+        let p: Float
+        if ev.isDigitalSilence {
+            // Never speech; the smoother restarts on the next sound.
+            p = 0
+            smootherPrimed = false
+        } else {
+            var logit = model.logit(extractor.buffers.features)
+            let a = model.smoothing
+            if a > 0 && smootherPrimed { logit = a * previousLogit + (1 - a) * logit }
+            previousLogit = logit
+            smootherPrimed = true
+            p = sigmoid(logit)
+        }
         onFrame(index, p, VADEvidence(energyDbov: ev.energyDbov, noiseFloorDbov: ev.noiseFloorDbov,
                                       snrDb: ev.snrDb, harmonicity: ev.harmonicity,
                                       modulationDb: ev.modulationDb, spectralFlatness: ev.flatness,
