@@ -10,7 +10,7 @@ packages=(
   # benchmark-only baselines
   libwebrtc-audio-processing-dev libspeexdsp-dev libsoxr-dev
   # interoperability peers and media tools used by tests
-  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good ffmpeg sox
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad ffmpeg sox
   # /usr/bin/time for memory measurements
   time
 )
