@@ -77,10 +77,12 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSoxr", path: "Benchmarks/CSoxr", pkgConfig: "soxr",
                        providers: [.apt(["libsoxr-dev"])]),
+        // Counts the process's heap allocations (interposes malloc) for the allocs/op column.
+        .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall",
-                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr"],
+                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import CAllocCounter
 
 /// One benchmark: a name (kebab-case, `group/what`), the unit its figure is in, an optional
 /// baseline row it is compared with in the same run, and a body.
@@ -44,6 +45,9 @@ struct BenchResult {
     let max: Double
     let baseline: String?
     var ratio: Double?
+    /// Heap allocations per unit of work (median over the samples; the whole process, all
+    /// threads), or nil for measured metrics.
+    var allocationsPerUnit: Double?
 }
 
 /// Keeps a value alive so the optimiser cannot remove the work that made it.
@@ -61,15 +65,20 @@ struct BenchRunner {
 
     mutating func run(_ b: Benchmark) -> BenchResult {
         var figures: [Double] = []
+        var allocations: [Double] = []
         figures.reserveCapacity(samples)
+        allocations.reserveCapacity(samples)
         for i in 0..<(warmup + samples) {
             let figure: Double
             if let metric = b.metric {
                 figure = metric()
             } else {
+                let allocationsBefore = parley_bench_allocations()
                 let start = DispatchTime.now().uptimeNanoseconds
                 checksum &+= b.body()
                 let elapsed = DispatchTime.now().uptimeNanoseconds - start
+                let allocated = parley_bench_allocations() - allocationsBefore
+                if i >= warmup { allocations.append(Double(allocated) / Double(b.iterations)) }
                 let ns = Double(elapsed) / Double(b.iterations)
                 switch b.unit {
                 case .usPerFrame: figure = ns / 1000
@@ -79,12 +88,17 @@ struct BenchRunner {
             if i >= warmup { figures.append(figure) }
         }
         figures.sort()
-        let median = figures.count % 2 == 1
-            ? figures[figures.count / 2]
-            : (figures[figures.count / 2 - 1] + figures[figures.count / 2]) / 2
-        return BenchResult(name: b.name, unit: b.unit.rawValue, median: median,
+        return BenchResult(name: b.name, unit: b.unit.rawValue, median: median(figures),
                            min: figures.first ?? .nan, max: figures.last ?? .nan,
-                           baseline: b.baseline, ratio: nil)
+                           baseline: b.baseline, ratio: nil,
+                           allocationsPerUnit: b.metric == nil ? median(allocations.sorted()) : nil)
+    }
+
+    private func median(_ sorted: [Double]) -> Double {
+        if sorted.isEmpty { return .nan }
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2]
+            : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 }
 
@@ -99,7 +113,8 @@ func attachRatios(_ results: inout [BenchResult]) {
     }
 }
 
-/// The `--json` output: one array of `{"name","unit","median","min","max","baseline","ratio"}`.
+/// The `--json` output: one array of `{"name","unit","median","min","max","baseline","ratio",
+/// "allocs"}` (`allocs`: heap allocations per unit of work, null for measured metrics).
 func jsonReport(_ results: [BenchResult]) -> String {
     func num(_ x: Double?) -> String {
         guard let x, x.isFinite else { return "null" }
@@ -122,7 +137,7 @@ func jsonReport(_ results: [BenchResult]) -> String {
     let rows = results.map { r in
         "  {\"name\": \(str(r.name)), \"unit\": \(str(r.unit)), \"median\": \(num(r.median)), "
             + "\"min\": \(num(r.min)), \"max\": \(num(r.max)), \"baseline\": \(str(r.baseline)), "
-            + "\"ratio\": \(num(r.ratio))}"
+            + "\"ratio\": \(num(r.ratio)), \"allocs\": \(num(r.allocationsPerUnit))}"
     }
     return "[\n" + rows.joined(separator: ",\n") + "\n]"
 }
@@ -130,13 +145,15 @@ func jsonReport(_ results: [BenchResult]) -> String {
 /// The human-readable table.
 func textReport(_ results: [BenchResult]) -> String {
     var lines = ["name".padding(toLength: 44, withPad: " ", startingAt: 0)
-                 + "     median        min        max  unit          ratio  baseline"]
+                 + "     median        min        max  unit          ratio  allocs/unit  baseline"]
     for r in results {
         let ratio = r.ratio.map { String(format: "%7.3f", $0) } ?? "      -"
         lines.append(r.name.padding(toLength: 44, withPad: " ", startingAt: 0)
                      + String(format: " %10.4g %10.4g %10.4g  ", r.median, r.min, r.max)
                      + r.unit.padding(toLength: 12, withPad: " ", startingAt: 0)
-                     + ratio + "  " + (r.baseline ?? "-"))
+                     + ratio + "  "
+                     + (r.allocationsPerUnit.map { String(format: "%11.3g", $0) } ?? "          -") + "  "
+                     + (r.baseline ?? "-"))
     }
     return lines.joined(separator: "\n")
 }
