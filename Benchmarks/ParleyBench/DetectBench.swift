@@ -9,6 +9,8 @@ import ParleyCall
 /// - `detect/file-48k`: the offline path (OfflineDetector: file reading in blocks, then the same
 ///   tracker), over the same audio written as a 16-bit WAV file; its ratio to the tracker row
 ///   is the cost of reading the file (1.0 = free).
+/// - `detect/two-files-1-job`, `detect/two-files-2-jobs`: the file twice, sequentially and on
+///   two threads (what `--jobs 2` does); the ratio is the speed-up from the second core.
 func detectBenchmarks() -> [Benchmark] {
     guard let fixture = DetectBenchFixture.make() else {
         FileHandle.standardError.write(Data("detect: SampleMedia/speech/speech-48k.wav not readable; skipped\n".utf8))
@@ -38,7 +40,30 @@ func detectBenchmarks() -> [Benchmark] {
             blackHole(result?.tracks.first?.segments.count ?? -1)
             return seconds / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         },
+        // `parley detect --jobs`: two files one after the other, then on two threads; the
+        // ratio is the parallel speed-up (2.0 = perfect on two free cores).
+        Benchmark(name: "detect/two-files-1-job", unit: .realtimeFactor) {
+            twoFiles(fixture.path, seconds: seconds, parallel: false)
+        },
+        Benchmark(name: "detect/two-files-2-jobs", unit: .realtimeFactor, baseline: "detect/two-files-1-job") {
+            twoFiles(fixture.path, seconds: seconds, parallel: true)
+        },
     ]
+}
+
+/// Analyses the fixture file twice, sequentially or on two threads; audio seconds per second.
+private func twoFiles(_ path: String, seconds: Double, parallel: Bool) -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    let analyse: @Sendable (Int) -> Void = { _ in
+        let result = try? OfflineDetector().analyze(OfflineDetectionRequest(path: path, participant: "bench"))
+        blackHole(result?.tracks.first?.segments.count ?? -1)
+    }
+    if parallel {
+        DispatchQueue.concurrentPerform(iterations: 2, execute: analyse)
+    } else {
+        analyse(0); analyse(1)
+    }
+    return 2 * seconds / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
 }
 
 /// Three minutes of 48 kHz mono audio: SampleMedia's 48 kHz speech alternating with 2 s of
