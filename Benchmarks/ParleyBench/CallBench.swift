@@ -5,8 +5,10 @@
 // - call/receive-streams: what the receiving client does per remote participant: RTP parse,
 //   RTCP sender reports, jitter buffer, Opus decode (with its PLC/FEC path), VAD and talking
 //   detection, every 10 ms. Ratio to the bound = the share of the decode-only capacity left.
-// - call/receive-streams-without-vad: the same without the VAD/talking analysis (a client that
-//   trusts the senders' RFC 6464 voice-activity bits), to show where the time goes.
+// - call/receive-streams-sender-vad: the same, with talking detected from the senders' RFC 6464
+//   voice-activity bits (Parley senders set them from their VAD on the clean capture) instead
+//   of running the VAD on every received stream (VoiceActivitySource.senderAudioLevel).
+// - call/receive-streams-without-vad: no talking detection at all, to show where the time goes.
 // - call/soak-*: a CallRoom of 4 participants (±2.5 % capture drift, 10 % Gilbert-Elliott
 //   loss, delay spikes) for PARLEY_SOAK_SECONDS media seconds (default 120; the soak
 //   is 3600) on the virtual clock, run once: unaccounted frames, RSS growth after the first
@@ -100,11 +102,12 @@ private func decodeOnlyStreams() -> Double {
     return streamsPerCore(mediaSeconds: s.seconds, cpuNanoseconds: cpu)
 }
 
-private func receiveStreams(analysis: Bool) -> Double {
+private func receiveStreams(analysis: Bool, source: VoiceActivitySource = .local) -> Double {
     let s = callBenchStream
     guard !s.datagrams.isEmpty else { return .nan }
     var configuration = AudioReceiveConfiguration()
     configuration.analysis = analysis
+    configuration.voiceActivitySource = source
     configuration.callStartNTP = 3_900_000_001
     var receiver = try! AudioReceivePipeline(configuration: configuration,
                                              decoder: try! OpusJitterDecoder(sampleRate: 16_000, channels: 1))
@@ -203,6 +206,8 @@ func callBenchmarks() -> [Benchmark] {
         Benchmark(name: "call/receive-streams-opus-decode-bound", unit: .streams, metric: decodeOnlyStreams),
         Benchmark(name: "call/receive-streams", unit: .streams, baseline: "call/receive-streams-opus-decode-bound",
                   metric: { receiveStreams(analysis: true) }),
+        Benchmark(name: "call/receive-streams-sender-vad", unit: .streams, baseline: "call/receive-streams-opus-decode-bound",
+                  metric: { receiveStreams(analysis: true, source: .senderAudioLevel) }),
         Benchmark(name: "call/receive-streams-without-vad", unit: .streams, baseline: "call/receive-streams-opus-decode-bound",
                   metric: { receiveStreams(analysis: false) }),
         Benchmark(name: "call/soak-unaccounted-frames", unit: .percent) {

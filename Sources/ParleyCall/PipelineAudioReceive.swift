@@ -20,9 +20,12 @@ public struct AudioReceiveConfiguration: Sendable, Hashable {
     /// as sender NTP time minus this (from RTCP sender reports). Default: the first sender
     /// report's time minus its RTP offset from the first packet... see ``AudioReceivePipeline``.
     public var callStartNTP: Double?
-    /// Whether played audio is analysed (VAD, talking detection). Default true. A client that
-    /// trusts the senders' RFC 6464 voice-activity bits may turn it off to save the VAD's cost.
+    /// Whether talking is detected at all. Default true. Off, no VAD decisions or talking
+    /// events are produced (the cheapest receive path).
     public var analysis = true
+    /// Where the talking detector's per-frame speech decisions come from (when ``analysis`` is
+    /// on). Default ``VoiceActivitySource/local``.
+    public var voiceActivitySource = VoiceActivitySource.local
 
     public init() {}
 
@@ -37,6 +40,22 @@ public struct AudioReceiveConfiguration: Sendable, Hashable {
     }
     /// Samples per playout frame.
     public var frameSamples: Int { sampleRate * frameMs / 1000 }
+}
+
+/// Where a receiver's talking decisions come from.
+public enum VoiceActivitySource: Sendable, Hashable {
+    /// Parley's VAD runs on the decoded audio of every received stream: works with any sender,
+    /// costs the VAD per stream (about as much as decoding the Opus at 16 kHz).
+    case local
+    /// The sender's own decision, carried in each packet's RFC 6464 audio-level extension (its
+    /// V bit, set by a Parley sender from its VAD on the clean capture; see
+    /// ``AudioSendPipeline``): the receiver only feeds those bits through its ``TalkDetector``,
+    /// which costs next to nothing. Each 10 ms frame takes the V bit and level of the packet it
+    /// was decoded from; concealed frames keep the last packet's bit; frames of a packet without
+    /// the extension, and frames before the first packet, count as not speech. The decisions'
+    /// evidence carries the signalled level as ``VADEvidence/energyDbov`` and, for the talking
+    /// detector's onset check, an SNR of 60 dB for a V frame and 0 otherwise.
+    case senderAudioLevel
 }
 
 /// Per-stage counters of an ``AudioReceivePipeline``.
@@ -90,6 +109,14 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     private var floats: [Float]
     private var mediaRing: [Double]
     private let ringMask = 1023
+    /// RFC 6464 levels of recent packets by unwrapped RTP timestamp (slot = 10 ms step of the
+    /// timestamp): `levelTags` holds the timestamp, `levelCodes` the level | 0x80 for V (0xFF =
+    /// no extension).
+    private var levelTags: [Int64]
+    private var levelCodes: [UInt8]
+    private let levelMask = 255
+    /// The code of the packet now playing (``VoiceActivitySource/senderAudioLevel``).
+    private var currentLevelCode: UInt8 = 0xFF
     private var lastOffset = 0.0          // stream time minus media time of the latest mapped frame
     public private(set) var statistics = AudioReceiveStatistics()
     /// The latest packet that started playing: its RTP timestamp and local play time (for lip sync).
@@ -107,6 +134,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         pcm = [Int16](repeating: 0, count: configuration.frameSamples)
         floats = [Float](repeating: 0, count: configuration.frameSamples)
         mediaRing = [Double](repeating: .nan, count: 1024)
+        levelTags = [Int64](repeating: -1, count: 256)
+        levelCodes = [UInt8](repeating: 0xFF, count: 256)
     }
 
     /// The jitter buffer's webrtc-stats counters.
@@ -132,8 +161,12 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         guard view.payloadType == configuration.payloadType else { statistics.unexpectedPayloadType += 1; return }
         let payload = view.payload
         guard let duration = try? OpusRTP.samples48k(payload) else { statistics.malformed += 1; return }
-        if let level = view.audioLevel(id: configuration.audioLevelExtensionID) { statistics.lastAudioLevel = level }
+        let level = view.audioLevel(id: configuration.audioLevelExtensionID)
+        if let level { statistics.lastAudioLevel = level }
         let ts = unwrapper.unwrap(view.timestamp)
+        let slot = Int((ts / 480) & Int64(levelMask))
+        levelTags[slot] = ts
+        levelCodes[slot] = level.map { $0.level | ($0.voiceActivity ? 0x80 : 0) } ?? 0xFF
         if firstTimestamp == nil { firstTimestamp = ts }
         statistics.packetsBuffered += 1
         buffer.put(sequence: view.sequenceNumber, timestamp: view.timestamp, arrival: arrival,
@@ -192,6 +225,10 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         pcm.withUnsafeBufferPointer { sink($0) }
 
         guard configuration.analysis else { return kind }
+        if configuration.voiceActivitySource == .senderAudioLevel {
+            senderDecisions(kind: kind, streamTime: streamTime, onDecision: onDecision, onTalk: onTalk)
+            return kind
+        }
         for i in 0..<pcm.count { floats[i] = Float(pcm[i]) * (1.0 / 32768.0) }
         // Decisions of this frame (one per 10 ms) collected on the stack, then mapped to media time.
         withUnsafeTemporaryAllocation(of: VADDecision.self, capacity: 8) { decided in
@@ -210,6 +247,33 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
             }
         }
         return kind
+    }
+
+    /// The frame's decisions from the sender's RFC 6464 bits (one per 10 ms of the frame).
+    private mutating func senderDecisions(kind: JitterFrameKind, streamTime: Double,
+                                          onDecision: (VADDecision) -> Void, onTalk: (TalkEvent) -> Void) {
+        if let p = buffer.lastPlayedPackets.first {
+            let ts = Int64(p.tag)
+            let slot = Int((ts / 480) & Int64(levelMask))
+            currentLevelCode = levelTags[slot] == ts ? levelCodes[slot] : 0xFF
+        } else if kind == .buffering {
+            currentLevelCode = 0xFF
+        }
+        let code = currentLevelCode
+        let voiced = code != 0xFF && code & 0x80 != 0
+        let level = code == 0xFF ? Float(-127) : -Float(code & 0x7F)
+        var evidence = VADEvidence(energyDbov: level, snrDb: voiced ? 60 : 0)
+        evidence.noiseFloorDbov = -127
+        let frames = max(1, configuration.frameMs / 10)
+        for k in 0..<frames {
+            let t = streamTime + Double(k) * VoiceActivityDetector.frameDuration
+            let d = VADDecision(frameIndex: Int((t * 100).rounded()), time: t, probability: voiced ? 1 : 0,
+                                isSpeech: voiced, evidence: evidence)
+            if let e = talk.process(d) { onTalk(mapped(e)) }
+            var m = d
+            m.time = mediaTime(ofStreamTime: d.time)
+            onDecision(m)
+        }
     }
 
     /// Ends the stream: a final `stopped` event if talking (media time of the last frame).

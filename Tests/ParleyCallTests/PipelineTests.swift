@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ParleyDevices
 import ParleyMedia
+import ParleyVoice
 @testable import ParleyCall
 
 private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -98,4 +99,68 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     #expect(abs(frequency - 440) < 10, "measured \(frequency) Hz")
     let peak = body.map(abs).max() ?? 0
     #expect(peak > 0.2 && peak < 0.4)
+}
+
+/// Talking from the sender's RFC 6464 V bits follows detection on the clean audio, over a
+/// lossy, jittery link, and the sender-bit path produces one decision per 10 ms like the VAD.
+@Test func talkingFromTheSendersVoiceActivityBitsFollowsTheCleanAudio() throws {
+    let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
+    let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
+    var sender = try AudioSendPipeline()
+    var link = SimulatedLink(scenario: .room(lossPercent: 3, jitterMs: 20), seed: 5)
+    var local = AudioReceiveConfiguration()
+    local.callStartNTP = sender.ntpOffset + 1
+    var remote = local
+    remote.voiceActivitySource = .senderAudioLevel
+    var byVAD = try AudioReceivePipeline(configuration: local, decoder: try OpusJitterDecoder(sampleRate: 16_000, channels: 1))
+    var byBits = try AudioReceivePipeline(configuration: remote, decoder: try OpusJitterDecoder(sampleRate: 16_000, channels: 1))
+    let n = sender.configuration.packetSamples
+    let packets = speech.samples.count / n
+    var frame = [Int16](repeating: 0, count: n)
+    var vadTalks: [TalkEvent] = [], bitTalks: [TalkEvent] = []
+    var vadDecisions = 0, bitDecisions = 0
+    for f in 0..<(packets * 2 + 60) {
+        let t = MonotonicTime(seconds: 1 + Double(f) * 0.01)
+        clock.advance(to: t)
+        if f % 2 == 0, f / 2 < packets {
+            let k = f / 2
+            for i in 0..<n { frame[i] = speech.samples[k * n + i] }
+            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &link) { _ in } }
+        }
+        link.receive(until: t) { bytes, arrival in
+            byVAD.receive(bytes, at: arrival)
+            byBits.receive(bytes, at: arrival)
+        }
+        byVAD.playout(at: t, sink: { _ in }, onDecision: { _ in vadDecisions += 1 }, onTalk: { vadTalks.append($0) })
+        byBits.playout(at: t, sink: { _ in }, onDecision: { _ in bitDecisions += 1 }, onTalk: { bitTalks.append($0) })
+    }
+    #expect(bitDecisions == vadDecisions)
+    #expect(bitTalks.contains { $0.kind == .started }, "the sender's bits should start a talk on real speech")
+    // Talking from the bits follows what detection finds on the clean audio on at least 90%
+    // of the 10 ms frames (the sender judged the clean capture).
+    let frames = packets * 2 + 60
+    func timeline(_ events: [TalkEvent]) -> [Bool] {
+        var on = [Bool](repeating: false, count: frames)
+        var start: Double?
+        for e in events {
+            if e.kind == .started { start = e.segmentTime; continue }
+            guard let s = start else { continue }
+            for k in max(0, Int(s * 100))..<min(frames, Int(e.segmentTime * 100)) { on[k] = true }
+            start = nil
+        }
+        if let s = start { for k in max(0, Int(s * 100))..<frames { on[k] = true } }
+        return on
+    }
+    // Reference: what offline detection finds on the clean file (media time = file time + 0).
+    var tracker = try ParticipantTalkTracker(sampleRate: 16_000)
+    var offline: [TalkEvent] = []
+    let floats = speech.samples.map { Float($0) / 32768 }
+    floats.withUnsafeBufferPointer { tracker.process($0, onEvent: { offline.append($0) }) }
+    tracker.finish(onEvent: { offline.append($0) })
+    let clean = timeline(offline), byBitsLine = timeline(bitTalks), byVADLine = timeline(vadTalks)
+    func agreement(_ x: [Bool], _ y: [Bool]) -> Double { Double(zip(x, y).filter { $0 == $1 }.count) / Double(frames) }
+    print("sender bits vs clean offline: \(agreement(byBitsLine, clean)); receiver VAD vs clean offline: \(agreement(byVADLine, clean))")
+    #expect(agreement(byBitsLine, clean) >= 0.9, "sender bits agree with the clean-file detection on \(agreement(byBitsLine, clean)) of frames")
+    let startLevels: [Float] = bitTalks.filter { $0.kind == .started }.map(\.levelDbov)
+    #expect(startLevels.allSatisfy { $0 > -90 && $0 < 0 }, "levels \(startLevels)")
 }
