@@ -14,7 +14,10 @@ final class Resampler {
     let up: Int
     let down: Int
     private let tapsPerPhase: Int
-    private let taps: UnsafeMutablePointer<Float>      // [phase * tapsPerPhase + k]
+    /// Per phase, the taps in reverse order (`[phase * tapsPerPhase + j]` weighs the input
+    /// `tapsPerPhase - 1 - j` samples before the newest), so each output is a forward dot product
+    /// over contiguous history; `tapsPerPhase` is a multiple of 8 for the SIMD loop.
+    private let taps: UnsafeMutablePointer<Float>
     private let ring: Int                                // ring length: tapsPerPhase + 1
     private let history: UnsafeMutablePointer<Float>   // double-written ring of 2 * ring
     private var head = 0                                 // index of the newest sample in the ring
@@ -53,9 +56,10 @@ final class Resampler {
             var s = 0.0
             for k in 0..<tapsPerPhase { s += proto[p + k * up] }
             for k in 0..<tapsPerPhase {
-                taps[p * tapsPerPhase + k] = total == 1 ? 1 : Float(proto[p + k * up] / s)
+                taps[p * tapsPerPhase + (tapsPerPhase - 1 - k)] = total == 1 ? 1 : Float(proto[p + k * up] / s)
             }
         }
+        precondition(total == 1 || tapsPerPhase % 8 == 0, "the SIMD filter loop needs a multiple of 8 taps")
     }
 
     deinit { taps.deallocate(); history.deallocate() }
@@ -86,12 +90,27 @@ final class Resampler {
         while acc < up {
             // Output at upsampled position newest * L + acc (0 <= acc < L): it uses inputs up to
             // the newest, through the filter phase `acc`.
-            // x[newest - k] for k in 0..<tapsPerPhase; newest sits at head and head + ring.
-            let base = head + ring
-            let t = taps + acc * tapsPerPhase
-            var s: Float = 0
-            for k in 0..<tapsPerPhase { s += t[k] * history[base - k] }
-            emit(s)
+            // x[newest - k] for k in 0..<tapsPerPhase; newest sits at head and head + ring, so
+            // the window oldest...newest is contiguous from head + ring - tapsPerPhase + 1.
+            let x = UnsafeRawPointer(history + (head + ring - tapsPerPhase + 1))
+            let t = UnsafeRawPointer(taps + acc * tapsPerPhase)
+            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+            var j = 0
+            let stride = MemoryLayout<SIMD8<Float>>.stride
+            while j + 16 <= tapsPerPhase {
+                let o = j * 4
+                a0 += t.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+                    * x.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+                a1 += t.loadUnaligned(fromByteOffset: o + stride, as: SIMD8<Float>.self)
+                    * x.loadUnaligned(fromByteOffset: o + stride, as: SIMD8<Float>.self)
+                j += 16
+            }
+            if j < tapsPerPhase {
+                let o = j * 4
+                a0 += t.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+                    * x.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            }
+            emit((a0 + a1).sum())
             acc += down
         }
     }
