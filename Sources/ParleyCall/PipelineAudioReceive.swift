@@ -118,6 +118,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     /// The code of the packet now playing (``VoiceActivitySource/senderAudioLevel``).
     private var currentLevelCode: UInt8 = 0xFF
     private var lastOffset = 0.0          // stream time minus media time of the latest mapped frame
+    private var anchorFrame = -1          // the latest frame in which a packet started playing
     public private(set) var statistics = AudioReceiveStatistics()
     /// The latest packet that started playing: its RTP timestamp and local play time (for lip sync).
     public private(set) var lastPlayed: (timestamp: UInt32, at: MonotonicTime)?
@@ -182,6 +183,23 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         return Double(ts - (firstTimestamp ?? ts)) / Double(OpusRTP.clockRate)
     }
 
+    /// Frames between two packet starts were given media times by extrapolation (10 ms per
+    /// frame). That is right while a packet's later samples play or a lost packet is concealed,
+    /// but wrong when the buffer concealed while waiting for a late packet (the stream moved on,
+    /// the media did not): the next packet then starts earlier in media time than extrapolated.
+    /// Clamp those frames to end at the new packet's media time, no earlier than the previous
+    /// anchor, so onsets found in them map to the right media time.
+    private mutating func correctFramesSinceAnchor(upTo f: Int, media: Double, frame: Double) {
+        let g = anchorFrame
+        guard g >= 0, f - g > 1, f - g <= ringMask, !media.isNaN else { return }
+        let floor = mediaRing[g & ringMask]
+        for k in (g + 1)..<f {
+            let bound = media - Double(f - k) * frame
+            let v = mediaRing[k & ringMask]
+            if v.isNaN || v > bound { mediaRing[k & ringMask] = floor.isNaN ? bound : max(bound, floor) }
+        }
+    }
+
     /// Media seconds of a point of the played stream (`streamTime` = samples emitted / rate).
     public func mediaTime(ofStreamTime streamTime: Double) -> Double {
         let frame = Double(configuration.frameMs) / 1000
@@ -208,6 +226,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
             media = mediaSeconds(ofTimestamp: Int64(p.tag)) - Double(p.offsetInFrame) / Double(configuration.sampleRate)
             lastPlayed = (UInt32(truncatingIfNeeded: p.tag),
                           now.advanced(byNanoseconds: Int64(p.offsetInFrame) * 1_000_000_000 / Int64(configuration.sampleRate)))
+            correctFramesSinceAnchor(upTo: f, media: media, frame: frame)
+            anchorFrame = f
         } else if f > 0 {
             let previous = mediaRing[(f - 1) & ringMask]
             if !previous.isNaN { media = previous + frame }

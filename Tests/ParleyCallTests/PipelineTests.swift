@@ -164,3 +164,43 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     let startLevels: [Float] = bitTalks.filter { $0.kind == .started }.map(\.levelDbov)
     #expect(startLevels.allSatisfy { $0 > -90 && $0 < 0 }, "levels \(startLevels)")
 }
+
+/// Over a lossy, jittery link the jitter buffer stretches and conceals; between packet starts
+/// the media time of the played stream is extrapolated, which runs ahead when the buffer was
+/// waiting or stretching. The next packet corrects it: media times never run backwards, so
+/// talking segments map to the right media time.
+@Test(arguments: [3, 7, 11])
+func mediaTimesStayMonotonicOverAJitteryLink(seed: UInt64) throws {
+    let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
+    let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
+    var sender = try AudioSendPipeline()
+    var link = SimulatedLink(scenario: .room(lossPercent: 5, jitterMs: 30), seed: seed)
+    var configuration = AudioReceiveConfiguration()
+    configuration.callStartNTP = sender.ntpOffset + 1
+    var receiver = try AudioReceivePipeline(configuration: configuration,
+                                            decoder: try OpusJitterDecoder(sampleRate: 16_000, channels: 1))
+    let n = sender.configuration.packetSamples
+    let packets = speech.samples.count / n
+    var frame = [Int16](repeating: 0, count: n)
+    let frames = packets * 2 + 60
+    for f in 0..<frames {
+        let t = MonotonicTime(seconds: 1 + Double(f) * 0.01)
+        clock.advance(to: t)
+        if f % 2 == 0, f / 2 < packets {
+            for i in 0..<n { frame[i] = speech.samples[(f / 2) * n + i] }
+            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &link) { _ in } }
+        }
+        link.receive(until: t) { bytes, arrival in receiver.receive(bytes, at: arrival) }
+        receiver.playout(at: t, sink: { _ in }, onDecision: { _ in }, onTalk: { _ in })
+    }
+    let stretched = receiver.jitterStatistics.insertedSamplesForDeceleration + receiver.jitterStatistics.concealedSamples
+    #expect(stretched > 0, "the link should have made the buffer stretch or conceal")
+    var previous = -Double.infinity
+    var backwards: [String] = []
+    for k in 0..<min(frames, 1_000) {
+        let m = receiver.mediaTime(ofStreamTime: Double(k) * 0.01)
+        if m < previous - 1e-6 { backwards.append("frame \(k): -\(previous - m) s") }
+        previous = m
+    }
+    #expect(backwards.isEmpty, "media time ran backwards: \(backwards)")
+}
