@@ -4,10 +4,8 @@
 import ParleyDevices
 import ParleyVoice
 
-/// The call's clocks pace ParleyDevices' capture and test sources too: one virtual clock then
-/// drives a whole pipeline, capture included.
-extension VirtualMediaClock: PacingClock {}
-extension SystemMediaClock: PacingClock {}
+// The call's MediaClock (ParleyCore) paces ParleyDevices' capture and test sources too: one
+// virtual clock drives a whole pipeline, capture included.
 
 extension AudioSendPipeline {
     /// Captures one packet from `source` (ALSA capture, a tone, a sample provider) into `frame`

@@ -19,7 +19,7 @@ public struct ToneSource<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     public let totalFrames: Int?
     /// Samples per channel delivered so far.
     public private(set) var framesDelivered = 0
-    private let clock: any PacingClock
+    private let clock: any MediaClock
     private var start: MonotonicTime?
 
     /// - Parameters:
@@ -29,7 +29,7 @@ public struct ToneSource<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     ///   - clock: pacing clock (default: the system monotonic clock).
     public init(format: AudioFormat, frequency: Double = 440, amplitude: Double = 0.5,
                 seconds: Double? = nil, framesPerRead: Int? = nil,
-                clock: any PacingClock = SystemPacingClock()) {
+                clock: any MediaClock = SystemMediaClock()) {
         self.format = format
         self.frequency = frequency
         self.amplitude = amplitude
@@ -121,13 +121,13 @@ public struct SampleProviderSource<Provider: AudioSampleProvider & ~Copyable>: ~
     /// Samples per channel delivered so far (padding included).
     public private(set) var framesDelivered = 0
     private var provider: Provider
-    private let clock: any PacingClock
+    private let clock: any MediaClock
     private var start: MonotonicTime?
     private var ended = false
 
     /// Wraps `provider`; frames default to 10 ms; `clock` defaults to the system clock.
     public init(_ provider: consuming Provider, framesPerRead: Int? = nil,
-                clock: any PacingClock = SystemPacingClock()) {
+                clock: any MediaClock = SystemMediaClock()) {
         let format = provider.format
         self.provider = provider
         self.framesPerRead = framesPerRead ?? max(1, format.samplesPerChannel(milliseconds: 10))

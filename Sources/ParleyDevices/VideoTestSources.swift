@@ -28,10 +28,10 @@ public struct PacedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copya
     /// Pictures delivered so far.
     public private(set) var framesDelivered = 0
     private var provider: Provider
-    private let clock: any PacingClock
+    private let clock: any MediaClock
     private var start: MonotonicTime?
 
-    public init(_ provider: consuming Provider, clock: any PacingClock = SystemPacingClock()) {
+    public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock()) {
         precondition(provider.framesPerSecond > 0, "frame rate must be positive")
         self.provider = provider
         self.clock = clock
@@ -134,7 +134,7 @@ extension PacedVideoSource where Provider == MovingPatternProvider {
     /// A moving test pattern of `width` x `height` at `framesPerSecond`, endless unless
     /// `frameCount` is given.
     public init(width: Int, height: Int, framesPerSecond: Double = 30, frameCount: Int? = nil,
-                clock: any PacingClock = SystemPacingClock()) {
+                clock: any MediaClock = SystemMediaClock()) {
         self.init(MovingPatternProvider(width: width, height: height, framesPerSecond: framesPerSecond,
                                         frameCount: frameCount), clock: clock)
     }

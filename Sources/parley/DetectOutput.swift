@@ -104,28 +104,6 @@ func rttmField(_ s: String) -> String {
     String(s.map { $0 == " " || $0 == "\t" || $0 == "\n" ? "_" : $0 })
 }
 
-/// A JSON string literal.
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for ch in s.unicodeScalars {
-        switch ch {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if ch.value < 0x20 {
-                let hex = String(ch.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(ch)
-            }
-        }
-    }
-    return out + "\""
-}
-
 /// The stem of a path: its last component without the extension.
 func fileStem(_ path: String) -> String {
     let last = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path

@@ -73,21 +73,6 @@ func roomEventText(_ e: CallEvent) -> String? {
     }
 }
 
-private func jsonString(_ s: String?) -> String {
-    guard let s else { return "null" }
-    var out = "\""
-    for ch in s.unicodeScalars {
-        switch ch {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        default:
-            if ch.value < 0x20 { out += String(format: "\\u%04x", ch.value) } else { out.unicodeScalars.append(ch) }
-        }
-    }
-    return out + "\""
-}
-
 private func jsonNumber(_ x: Double) -> String { x.isFinite ? String(format: "%.3f", x) : "null" }
 
 /// The `--events` JSON line of an event (nil for statistics and video events, which the

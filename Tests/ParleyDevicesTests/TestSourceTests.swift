@@ -7,7 +7,7 @@ import ParleyMedia
     let mono16k = AudioFormat(sampleRate: 16_000, channels: 1)
 
     @Test func toneOnAManualClockIsPacedAndTimedLikeADevice() {
-        let clock = ManualPacingClock()
+        let clock = VirtualMediaClock()
         let t0 = clock.now()
         var tone = ToneSource<Int16>(format: mono16k, frequency: 1_000, amplitude: 0.5, seconds: 0.1, clock: clock)
         var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: tone.framesPerRead)
@@ -28,7 +28,7 @@ import ParleyMedia
 
     @Test func toneValuesFollowTheSineAndFillEveryChannel() {
         let stereo = AudioFormat(sampleRate: 8_000, channels: 2)
-        var tone = ToneSource<Float>(format: stereo, frequency: 500, amplitude: 0.25, clock: ManualPacingClock())
+        var tone = ToneSource<Float>(format: stereo, frequency: 500, amplitude: 0.25, clock: VirtualMediaClock())
         var frame = AudioFrame<Float>(format: stereo, samplesPerChannel: 80)
         let read = tone.read(into: &frame)
         #expect(read)
@@ -41,7 +41,7 @@ import ParleyMedia
 
     @Test func sampleProviderSourceDeliversSamplesInOrderAndPadsTheLastFrame() throws {
         let samples = testSamples(count: 1_000)
-        let clock = ManualPacingClock()
+        let clock = VirtualMediaClock()
         var source = SampleProviderSource(ArraySampleProvider(format: mono16k, samples: samples), clock: clock)
         var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: 160)
         var got: [Int16] = []
@@ -66,7 +66,7 @@ import ParleyMedia
     }
 
     @Test func patternSourceDeliversMovingPicturesAtItsFrameRate() throws {
-        let clock = ManualPacingClock()
+        let clock = VirtualMediaClock()
         let t0 = clock.now()
         var camera = PatternSource(width: 64, height: 48, framesPerSecond: 30, frameCount: 5, clock: clock)
         let pattern = MovingPatternProvider(width: 64, height: 48, framesPerSecond: 30)
@@ -88,7 +88,7 @@ import ParleyMedia
     }
 
     @Test func audioStreamDeliversEveryFrameInOrderThenFinishes() async throws {
-        let tone = ToneSource<Int16>(format: mono16k, seconds: 0.2, clock: ManualPacingClock())
+        let tone = ToneSource<Int16>(format: mono16k, seconds: 0.2, clock: VirtualMediaClock())
         let stream = AudioCaptureStream(tone, bufferCapacity: 64)
         var stamps: [UInt32] = []
         for try await frame in stream { stamps.append(frame.timestamp) }
@@ -97,7 +97,7 @@ import ParleyMedia
     }
 
     @Test func audioStreamDropsTheOldestFramesForASlowConsumerAndCountsThem() async throws {
-        let tone = ToneSource<Int16>(format: mono16k, seconds: 0.5, clock: ManualPacingClock())
+        let tone = ToneSource<Int16>(format: mono16k, seconds: 0.5, clock: VirtualMediaClock())
         let stream = AudioCaptureStream(tone, bufferCapacity: 3)
         // Do not consume until the (instant, virtual-clock) capture has produced all 50 frames.
         while stream.capturedFrames < 50 { try await Task.sleep(nanoseconds: 1_000_000) }
@@ -120,7 +120,7 @@ import ParleyMedia
     }
 
     @Test func audioStreamEndsWithTheSourcesError() async {
-        let stream = AudioCaptureStream(SampleProviderSource(BrokenProvider(), clock: ManualPacingClock()))
+        let stream = AudioCaptureStream(SampleProviderSource(BrokenProvider(), clock: VirtualMediaClock()))
         var frames = 0
         await #expect(throws: BrokenProvider.Failure.self) {
             for try await _ in stream { frames += 1 }
@@ -185,7 +185,7 @@ import ParleyMedia
 
     @Test func videoStreamDeliversPatternPictures() async throws {
         let stream = VideoCaptureStream(PatternSource(width: 32, height: 24, framesPerSecond: 30, frameCount: 4,
-                                                      clock: ManualPacingClock()), bufferCapacity: 8)
+                                                      clock: VirtualMediaClock()), bufferCapacity: 8)
         var stamps: [UInt32] = []
         for try await picture in stream {
             #expect(picture.width == 32 && picture.height == 24)
@@ -219,7 +219,7 @@ import ParleyMedia
         let n = try all.withUnsafeMutableBufferPointer { try direct.read(into: $0) }
         #expect(n == all.count)
 
-        let clock = ManualPacingClock()
+        let clock = VirtualMediaClock()
         let t0 = clock.now()
         var source = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: clock)
         #expect(source.format == AudioFormat(sampleRate: 16_000, channels: 1))
@@ -238,8 +238,8 @@ import ParleyMedia
     }
 
     @Test func floatWAVSamplesMatchTheInt16Ones() throws {
-        var ints = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: ManualPacingClock())
-        var floats = WAVFileSource<Float>(try WAVFileProvider(path: Self.speech), clock: ManualPacingClock())
+        var ints = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: VirtualMediaClock())
+        var floats = WAVFileSource<Float>(try WAVFileProvider(path: Self.speech), clock: VirtualMediaClock())
         let format = ints.format
         var a = AudioFrame<Int16>(format: format, samplesPerChannel: 160)
         var b = AudioFrame<Float>(format: format, samplesPerChannel: 160)
@@ -264,7 +264,7 @@ import ParleyMedia
 
     @Test func y4mFileIsDeliveredAtItsFrameRateWithTheSamePictures() throws {
         var direct = try Y4MReader(path: Self.video)
-        let clock = ManualPacingClock()
+        let clock = VirtualMediaClock()
         let t0 = clock.now()
         var camera = Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: clock)
         #expect(camera.width == 320 && camera.height == 240 && camera.framesPerSecond == 30)
@@ -283,7 +283,7 @@ import ParleyMedia
     }
 
     @Test func y4mStreamsThroughTheVideoCaptureStream() async throws {
-        let stream = VideoCaptureStream(Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: ManualPacingClock()),
+        let stream = VideoCaptureStream(Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: VirtualMediaClock()),
                                         bufferCapacity: 64)
         var stamps: [UInt32] = []
         for try await picture in stream { stamps.append(picture.timestamp) }
