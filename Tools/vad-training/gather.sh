@@ -6,7 +6,7 @@
 set -euo pipefail
 W=${1:?usage: gather.sh WORKDIR}
 mkdir -p "$W/debs" "$W/x" "$W/wav"
-PKGS="klettres-data lincity-ng-data extremetuxracer-data frozen-bubble-data pingus-data tuxtype-data lmms-common warzone2100-music"
+PKGS="fillets-ng-data-cs fillets-ng-data-nl klettres-data lincity-ng-data extremetuxracer-data frozen-bubble-data pingus-data tuxtype-data lmms-common warzone2100-music"
 (cd "$W/debs" && apt-get download $PKGS)
 for d in "$W"/debs/*.deb; do n=$(basename "$d" | cut -d_ -f1); mkdir -p "$W/x/$n"; dpkg-deb -x "$d" "$W/x/$n"; done
 
@@ -19,7 +19,7 @@ conv() {  # conv IN OUT [ffmpeg input options...]: 16 kHz mono, at most 40 s fro
 }
 name() { echo "$1" | sed 's|.*/||; s|\.[^.]*$||; s|[^A-Za-z0-9]|_|g'; }
 
-mkdir -p "$W/wav/music" "$W/wav/effects" "$W/wav/speech_syll"
+mkdir -p "$W/wav/music" "$W/wav/effects" "$W/wav/speech_syll" "$W/wav/speech_dialogue"
 # Music: game soundtracks (several genres) and LMMS instrument/loop samples.
 for f in "$W"/x/extremetuxracer-data/usr/share/games/etr/music/*; do conv "$f" "$W/wav/music/etr__$(name "$f").wav"; done
 for f in "$W"/x/pingus-data/usr/share/games/pingus/data/music/*; do conv "$f" "$W/wav/music/pingus__$(name "$f").wav"; done
@@ -59,5 +59,23 @@ for dir in "$W"/x/klettres-data/usr/share/klettres/*/; do
   done
   ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/kl_$lang.txt" -c:a pcm_s16le "$W/wav/speech_syll/klettres__$lang.wav" || echo "skip kl $lang"
   rm -f "$W"/tmp_kl_*.wav
+done
+# Speech: Fish Fillets NG dubbing (Czech and Dutch, many actors and characters, expressive
+# dialogue). 480 lines per language (every 7th, sorted), in clips of 24 lines joined with
+# 0.1-0.8 s pauses (seeded), labelled by the corpus's energy rule in train.py.
+for lang in cs nl; do
+  files=$(find "$W"/x/fillets-ng-data-$lang -name "*.ogg" | sort | awk 'NR % 7 == 0' | head -480)
+  i=0; clip=0; : > "$W/fl_${lang}_0.txt"
+  for f in $files; do
+    i=$((i + 1)); pad=$(awk -v i=$i 'BEGIN{srand(i + 7); printf "%.2f", 0.1 + 0.7 * rand()}')
+    t="$W/tmp_fl_${lang}_$i.wav"
+    ffmpeg -nostdin -v error -y -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=$pad" -c:a pcm_s16le "$t" \
+      && echo "file '$t'" >> "$W/fl_${lang}_$clip.txt"
+    if [ $((i % 24)) -eq 0 ]; then
+      ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/fl_${lang}_$clip.txt" -c:a pcm_s16le "$W/wav/speech_dialogue/fillets__${lang}_$clip.wav" || echo "skip fillets $lang $clip"
+      clip=$((clip + 1)); : > "$W/fl_${lang}_$clip.txt"
+    fi
+  done
+  rm -f "$W"/tmp_fl_*.wav
 done
 ls "$W"/wav/* | head -100

@@ -20,11 +20,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NFEAT = 31
 
-VAL_SPEECH = ("sp05_", "sp10_", "sp15_", "sp17_")
-VAL_MUSIC = ("mu09_", "mu11_", "mu12_", "warzone__")
-VAL_NOISE = ("no03_", "lincity__", "lincity.wav")
-VAL_LANGS = ("klettres__ar", "klettres__he", "klettres__uk", "klettres__nb")
-
 
 def read_wav(path):
     with wave.open(path) as w:
@@ -90,7 +85,7 @@ def is_val(name, prefixes):
     return any(name.startswith(p) or p in name for p in prefixes)
 
 
-def collect(corpus, work):
+def collect(corpus, work, dialogue=False):
     """List of dict(path, name, group, split, labels)."""
     items = []
     def add(path, group, split, labels):
@@ -114,6 +109,9 @@ def collect(corpus, work):
         add(p, "noise", "val" if is_val(os.path.basename(p), VAL_NOISE) else "train", None)
     for p in sorted(glob.glob(f"{work}/wav/speech_syll/*.wav")):
         add(p, "speech", "val" if is_val(os.path.basename(p), VAL_LANGS) else "train", "auto")
+    if dialogue:
+        for p in sorted(glob.glob(f"{work}/wav/speech_dialogue/*.wav")):
+            add(p, "speech", "train", "auto")
     for p in sorted(glob.glob(f"{corpus}/singing/*.wav")) + sorted(glob.glob(f"{corpus}/human_nonspeech/*.wav")):
         add(p, "singing" if "singing" in p else "human", "report", None)
     return items
@@ -145,8 +143,59 @@ def stationary_noise(rng, n, kind):
     return (sum(np.sin(2 * np.pi * base * h * t + rng.random() * 6) / h for h in range(1, 8)) + 0.05 * w).astype(np.float32)
 
 
-def make_mixtures(items, work, split, count, seed):
-    """Speech + non-speech (or stationary noise) at 0-20 dB SNR, random overall level."""
+def synthetic_rir(rng, rt60):
+    """A room impulse response: direct path plus exponentially decaying noise (RT60 in s)."""
+    n = int(16000 * min(rt60 * 1.2, 0.9))
+    t = np.arange(n) / 16000.0
+    h = rng.standard_normal(n).astype(np.float32) * np.exp(-6.9 * t / rt60).astype(np.float32)
+    h[: int(0.002 * 16000)] = 0
+    h *= 10 ** (-(3 + 9 * rng.random()) / 20) / (np.sqrt(np.sum(h ** 2)) + 1e-9)   # direct-to-reverberant 3-12 dB
+    h[0] = 1.0
+    return h
+
+
+def colored_noise(rng, n):
+    """Stationary or slowly modulated noise: white, pink, brown, hum, a random spectral tilt with
+    a resonance, or one of those with a slow (0.1-2 Hz) level wander."""
+    kind = ["white", "pink", "brown", "hum", "tilt", "tilt"][rng.integers(6)]
+    if kind != "tilt":
+        x = stationary_noise(rng, n, kind)
+    else:
+        w = rng.standard_normal(n).astype(np.float32)
+        f = np.fft.rfft(w)
+        k = np.arange(len(f)) + 1.0
+        fc = 100 + 3000 * rng.random()
+        shape = k ** (-rng.random() * 1.5) * (1 + 4 * rng.random() * np.exp(-0.5 * ((k * 8000 / len(f) - fc) / (fc * 0.3)) ** 2))
+        x = np.fft.irfft(f * shape, n).astype(np.float32)
+    if rng.random() < 0.4:
+        t = np.arange(n) / 16000.0
+        depth = 3 + 9 * rng.random()   # dB
+        x = x * 10 ** (depth / 20 * np.sin(2 * np.pi * (0.1 + 1.9 * rng.random()) * t + 6 * rng.random()) / 2).astype(np.float32)
+    return x.astype(np.float32), kind
+
+
+def telephone_band(x):
+    f = np.fft.rfft(x)
+    fr = np.arange(len(f)) * 16000.0 / len(x)
+    f[(fr < 300) | (fr > 3400)] = 0
+    return np.fft.irfft(f, len(x)).astype(np.float32)
+
+
+def opus_round_trip(x, kbps, work):
+    """Encodes and decodes `x` with libopus (ffmpeg, VoIP mode): what a call's receiver analyses."""
+    tmp_in, tmp_opus, tmp_out = f"{work}/tmp_in.wav", f"{work}/tmp.opus", f"{work}/tmp_out.wav"
+    write_wav(tmp_in, x)
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", tmp_in, "-c:a", "libopus", "-b:a", f"{kbps}k",
+                    "-application", "voip", tmp_opus], check=True)
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", tmp_opus, "-ar", "16000", "-ac", "1",
+                    "-c:a", "pcm_s16le", tmp_out], check=True)
+    y = read_wav(tmp_out)
+    out = np.zeros_like(x); out[: min(len(x), len(y))] = y[: len(x)]
+    return out
+
+
+def make_mixtures_v1(items, work, split, count, seed):
+    """Mixer 1 (the shipped model): speech + non-speech (or stationary noise) at 0-20 dB SNR, random overall level."""
     rng = np.random.default_rng(seed)
     out_dir = f"{work}/mix_{split}"
     os.makedirs(out_dir, exist_ok=True)
@@ -182,6 +231,64 @@ def make_mixtures(items, work, split, count, seed):
         level = -3 - 37 * rng.random()
         mix *= 10 ** (level / 20) / (np.max(np.abs(mix)) + 1e-9)
         name = f"mx{m:04d}__{s['name']}__{tag}__snr{snr:02d}"
+        path = f"{out_dir}/{name}.wav"
+        write_wav(path, mix)
+        made.append(dict(path=path, name=name, group="synmix", split=split, labels=ls.copy(), snr=snr))
+    return made
+
+
+def make_mixtures(items, work, split, count, seed):
+    """Speech (sometimes reverberant or telephone-band) plus non-speech (a clip of the same split,
+    a stationary or modulated noise, or both) at -5 to 30 dB SNR, 3-12 s long, random level."""
+    rng = np.random.default_rng(seed)
+    out_dir = f"{work}/mix_{split}"
+    os.makedirs(out_dir, exist_ok=True)
+    speech = [i for i in items if i["group"] == "speech" and i["split"] == split]
+    other = [i for i in items if i["group"] in ("music", "noise") and i["split"] == split]
+    cache = {}
+    def load(i):
+        if i["path"] not in cache:
+            x = read_wav(i["path"]); cache[i["path"]] = (x, labels_for(i, x))
+        return cache[i["path"]]
+    made = []
+    for m in range(count):
+        s = speech[rng.integers(len(speech))]
+        x, lab = load(s)
+        n = int(3 + 9 * rng.random()) * 16000
+        if len(x) < n + 160: continue
+        a = rng.integers(0, len(x) - n) // 160 * 160
+        xs, ls = x[a:a + n].copy(), lab[a // 160:(a + n) // 160]
+        if ls.sum() < 30: continue
+        tags = []
+        if rng.random() < 0.35:
+            h = synthetic_rir(rng, 0.2 + 0.6 * rng.random())
+            xs = np.convolve(xs, h)[:n].astype(np.float32); tags.append("rev")
+        if rng.random() < 0.15:
+            xs = telephone_band(xs); tags.append("tel")
+        r = rng.random()
+        if r < 0.35:
+            bg, kind = colored_noise(rng, n); tags.append(kind)
+        else:
+            o = other[rng.integers(len(other))]
+            y, _ = load(o)
+            if len(y) < n: y = np.tile(y, n // max(len(y), 1) + 1)
+            b = rng.integers(0, len(y) - n + 1)
+            bg = y[b:b + n].copy(); tags.append(o["name"][:24])
+            bg = bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9)
+            if r > 0.8:
+                extra, kind = colored_noise(rng, n)
+                bg = bg + extra / (np.sqrt(np.mean(extra ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20); tags.append(kind)
+        snr = [-5, 0, 5, 10, 15, 20, 25, 30][rng.integers(8)]
+        ps = np.mean(xs.reshape(-1, 160)[ls > 0] ** 2)
+        pb = np.mean(bg ** 2) + 1e-12
+        mix = xs + bg * np.sqrt(ps / pb / 10 ** (snr / 10))
+        level = -3 - 42 * rng.random()
+        mix *= 10 ** (level / 20) / (np.max(np.abs(mix)) + 1e-9)
+        if rng.random() < 0.3:
+            # Opus has no look-ahead-free alignment in ffmpeg's output: trimmed to the same length,
+            # its delay (6.5 ms) is under one frame.
+            mix = opus_round_trip(mix, [12, 16, 24, 32][rng.integers(4)], work); tags.append("opus")
+        name = f"mx{m:04d}__{s['name']}__{'_'.join(tags)}__snr{snr + 5:02d}"
         path = f"{out_dir}/{name}.wav"
         write_wav(path, mix)
         made.append(dict(path=path, name=name, group="synmix", split=split, labels=ls.copy(), snr=snr))
@@ -291,6 +398,16 @@ def evaluate(model, mean, inv, items, alpha, thr=0.5):
     return out
 
 
+def pr_auc(p, y):
+    """Area under the precision-recall curve (average precision) and ROC-AUC."""
+    order = np.argsort(-p, kind="stable"); y = y[order] > 0.5
+    tp = np.cumsum(y); fp = np.cumsum(~y)
+    prec = tp / np.maximum(tp + fp, 1); rec = tp / max(tp[-1], 1)
+    ap = float(np.sum(np.diff(np.concatenate([[0], rec])) * prec))
+    roc = float(np.sum(np.diff(np.concatenate([[0], fp / max(fp[-1], 1)])) * tp / max(tp[-1], 1)))
+    return ap, roc
+
+
 def write_swift(path, model, mean, inv, alpha, h1, h2, note):
     def arr(a):
         a = np.asarray(a, dtype=np.float64).ravel()
@@ -335,6 +452,9 @@ def main():
     ap.add_argument("--weights", default="1,0.3,0.5,1.5,1", help="loss share of speech, corpus mixtures, synthetic mixtures, music, noise")
     ap.add_argument("--reuse", action="store_true", help="reuse WORK/items.pkl instead of re-extracting")
     ap.add_argument("--mixtures", type=int, default=400)
+    ap.add_argument("--mixer", type=int, default=1, choices=(1, 2),
+                    help="1: the shipped model's mixtures; 2: Fillets dialogue speech, reverberation, telephone band, "
+                         "Opus round trips, modulated noises, -5..30 dB, 3-12 s (see README.md)")
     ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
     ap.add_argument("--out", default=f"{ROOT}/Sources/ParleyVoice/VADModelWeights.swift")
     a = ap.parse_args()
@@ -343,9 +463,10 @@ def main():
     if a.reuse:
         items = pickle.load(open(f"{a.work}/items.pkl", "rb"))
     else:
-        items = collect(a.corpus, a.work)
-        items += make_mixtures(items, a.work, "train", a.mixtures, 1)
-        items += make_mixtures(items, a.work, "val", a.mixtures // 4, 2)
+        items = collect(a.corpus, a.work, a.mixer == 2)
+        mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
+        items += mix(items, a.work, "train", a.mixtures, 1)
+        items += mix(items, a.work, "val", a.mixtures // 4, 2)
         print(f"{len(items)} clips; extracting features", flush=True)
         features(items, a.work, a.tool)
         with open(f"{a.work}/items.pkl", "wb") as f:
@@ -385,6 +506,12 @@ def main():
         if best is None or score > best[0]: best = (score, alpha, ev)
     _, alpha, ev = best
     print(f"chosen output smoothing {alpha}")
+    evaluate(model, mean, inv, items, alpha)
+    vals = [i for i in items if i["split"] == "val" and i["group"] in ("speech", "synmix")]
+    pv = np.concatenate([i["p"] for i in vals]); yv = np.concatenate([i["y"] for i in vals])
+    ap, roc = pr_auc(pv, yv)
+    best_thr = max(np.arange(0.1, 0.91, 0.05), key=lambda t: 2 * np.sum((pv >= t) & (yv > 0.5)) / (np.sum(pv >= t) + np.sum(yv > 0.5)))
+    print(f"val speech+synmix PR-AUC {ap:.3f} ROC-AUC {roc:.3f}, best-F1 threshold {best_thr:.2f}")
     for k, v in ev.items():
         fl = f"flagged {v['flagged']:.3f}" if v["flagged"] is not None else f"P {v['P']:.3f} R {v['R']:.3f} F1 {v['F1']:.3f}"
         print(f"  {k[0]:6s} {k[1]:10s} frames {v['n']:7d}  {fl}")
