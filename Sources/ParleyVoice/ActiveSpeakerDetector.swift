@@ -72,18 +72,14 @@ public struct ActiveSpeakerEvent<ID: Hashable & Sendable>: Sendable, Equatable {
 /// clock), and participants are visited in join order, so the decisions are deterministic.
 /// Threading: a value type; use from one thread at a time.
 public struct ActiveSpeakerDetector<ID: Hashable & Sendable>: Sendable {
-    struct Participant: Sendable {
-        var id: ID
-        var lastUpdate: Double?
-        var lastSpeech: Double = -.infinity      // end of the last speech frame
-        var runStart: Double = -.infinity        // start of the current run
-        var activity: Float = 0                  // EMA of the speech indicator
-    }
-
     public var configuration: ActiveSpeakerConfiguration
     /// The dominant speaker, or nil for nobody.
     public private(set) var dominant: ID?
-    private var members: [Participant] = []
+    // Per participant, in join order: the ID apart from the evidence, so the per-frame and
+    // per-decision work runs on concrete types even when this generic code is not specialised
+    // for the caller's ID (no allocation per call).
+    private var ids: [ID] = []
+    private var members: [SpeakerEvidence] = []
     private var index: [ID: Int] = [:]
 
     public init(configuration: ActiveSpeakerConfiguration = .init()) {
@@ -91,21 +87,23 @@ public struct ActiveSpeakerDetector<ID: Hashable & Sendable>: Sendable {
     }
 
     /// The participants, in join order.
-    public var participants: [ID] { members.map(\.id) }
+    public var participants: [ID] { ids }
 
     /// Adds a participant (no effect if already present).
     public mutating func join(_ id: ID) {
         guard index[id] == nil else { return }
         index[id] = members.count
-        members.append(Participant(id: id))
+        ids.append(id)
+        members.append(SpeakerEvidence())
     }
 
     /// Removes a participant; returns an event if it was the dominant speaker.
     public mutating func leave(_ id: ID, at time: Double) -> ActiveSpeakerEvent<ID>? {
         guard let i = index[id] else { return nil }
         members.remove(at: i)
+        ids.remove(at: i)
         index = [:]
-        for (j, m) in members.enumerated() { index[m.id] = j }
+        for (j, m) in ids.enumerated() { index[m] = j }
         guard dominant == id else { return nil }
         dominant = nil
         return ActiveSpeakerEvent(time: time, dominant: nil, previous: id, reason: .left)
@@ -122,45 +120,71 @@ public struct ActiveSpeakerDetector<ID: Hashable & Sendable>: Sendable {
     /// RFC 6464 audio-level header extension with its V bit).
     public mutating func update(_ id: ID, isSpeech: Bool, at time: Double, duration: Double = 0.01) {
         guard let i = index[id] else { return }
-        var m = members[i]
-        let end = time + duration
-        let dt = max(0, end - (m.lastUpdate ?? time))
-        let alpha = 1 - fastExp(-Float(dt / configuration.activityTimeConstant))
-        m.activity += alpha * ((isSpeech ? 1 : 0) - m.activity)
-        m.lastUpdate = end
-        if isSpeech {
-            if time - m.lastSpeech > configuration.gapTolerance { m.runStart = time }
-            m.lastSpeech = end
-        }
-        members[i] = m
+        members[i].add(isSpeech: isSpeech, at: time, duration: duration, configuration: configuration)
     }
 
     /// Decides who is dominant at `time`; returns an event if that changed.
     public mutating func decide(at time: Double) -> ActiveSpeakerEvent<ID>? {
-        let c = configuration
-        let current = dominant.flatMap { index[$0] }
-        let holder = current.map { members[$0] }
-        let holds = holder.map { time - $0.lastSpeech <= c.dominantHold } ?? false
-        var best: Int?
-        for (j, m) in members.enumerated() where j != current {
+        var current = -1
+        if let d = dominant, let i = index[d] { current = i }
+        let decision = members.withUnsafeBufferPointer {
+            SpeakerEvidence.decide(among: $0, current: current, at: time, configuration: configuration)
+        }
+        switch decision {
+        case .keep:
+            return nil
+        case .takeFloor(let b):
+            let previous = dominant
+            dominant = ids[b]
+            return ActiveSpeakerEvent(time: time, dominant: dominant, previous: previous, reason: .tookFloor)
+        case .silenceTimeout:
+            let previous = dominant
+            dominant = nil
+            return ActiveSpeakerEvent(time: time, dominant: nil, previous: previous, reason: .silenceTimeout)
+        }
+    }
+}
+
+/// One participant's speech evidence over several time scales (not generic, so its work is
+/// specialised whatever the detector's ID type).
+struct SpeakerEvidence: Sendable {
+    var lastUpdate: Double?
+    var lastSpeech: Double = -.infinity      // end of the last speech frame
+    var runStart: Double = -.infinity        // start of the current run
+    var activity: Float = 0                  // EMA of the speech indicator
+
+    enum Decision { case keep, takeFloor(Int), silenceTimeout }
+
+    mutating func add(isSpeech: Bool, at time: Double, duration: Double, configuration: ActiveSpeakerConfiguration) {
+        let end = time + duration
+        let dt = max(0, end - (lastUpdate ?? time))
+        let alpha = 1 - fastExp(-Float(dt / configuration.activityTimeConstant))
+        activity += alpha * ((isSpeech ? 1 : 0) - activity)
+        lastUpdate = end
+        if isSpeech {
+            if time - lastSpeech > configuration.gapTolerance { runStart = time }
+            lastSpeech = end
+        }
+    }
+
+    /// Who holds the floor at `time`, given the current dominant's index (-1: nobody).
+    static func decide(among members: UnsafeBufferPointer<SpeakerEvidence>, current: Int, at time: Double,
+                       configuration c: ActiveSpeakerConfiguration) -> Decision {
+        let holds = current >= 0 && time - members[current].lastSpeech <= c.dominantHold
+        var best = -1
+        for j in members.indices where j != current {
+            let m = members[j]
             guard time - m.lastSpeech <= c.gapTolerance, m.activity >= c.minimumActivity else { continue }
             let run = m.lastSpeech - m.runStart
             if holds {
-                guard run >= c.minimumTurn - 1e-9, m.activity > holder!.activity + c.takeoverMargin else { continue }
+                guard run >= c.minimumTurn - 1e-9, m.activity > members[current].activity + c.takeoverMargin else { continue }
             } else {
                 guard run >= c.minimumTurnWhenFree - 1e-9 else { continue }
             }
-            if best == nil || m.activity > members[best!].activity { best = j }
+            if best < 0 || m.activity > members[best].activity { best = j }
         }
-        if let b = best {
-            let previous = dominant
-            dominant = members[b].id
-            return ActiveSpeakerEvent(time: time, dominant: dominant, previous: previous, reason: .tookFloor)
-        }
-        if let h = holder, time - h.lastSpeech > c.silenceTimeout {
-            dominant = nil
-            return ActiveSpeakerEvent(time: time, dominant: nil, previous: h.id, reason: .silenceTimeout)
-        }
-        return nil
+        if best >= 0 { return .takeFloor(best) }
+        if current >= 0, time - members[current].lastSpeech > c.silenceTimeout { return .silenceTimeout }
+        return .keep
     }
 }
