@@ -17,8 +17,9 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// Minimum mean probability over the onset window. Default 0.6.
     public var onsetMeanProbability: Float
     /// Hang-over: talking stops after this long with every frame below ``offThreshold``.
-    /// Default 0.35 s: bridges pauses between words and phrases (fewer flickers) and ends a talk
-    /// 350-450 ms after the last syllable.
+    /// Default 0.45 s: bridges pauses between words and phrases (fewer flickers, and the same
+    /// turns on coded, lossy audio as on the clean file) and ends a talk 450-550 ms after the
+    /// last syllable (the window for a release is 300-600 ms).
     public var hangover: Double
     /// Talking never stops less than this after it started. Default 0.25 s.
     public var minimumTalkDuration: Double
@@ -28,7 +29,7 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     public var onsetMinimumSNR: Float
 
     public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
-                onsetFrames: Int = 6, onsetMeanProbability: Float = 0.6, hangover: Double = 0.35,
+                onsetFrames: Int = 6, onsetMeanProbability: Float = 0.6, hangover: Double = 0.45,
                 minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4) {
         self.onsetMinimumSNR = onsetMinimumSNR
         precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
@@ -58,7 +59,9 @@ public struct TalkEvent: Sendable, Equatable {
     /// real-time moment a live UI would see the change.
     public var time: Double
     /// Where the talk segment starts or ends in the audio, in stream seconds: for `started`, the
-    /// start of the first speech frame of the onset; for `stopped`, the end of the last frame at
+    /// start of the first speech frame of the onset (the oldest frame at or above
+    /// ``TalkDetectorConfiguration/onThreshold`` of the run that ends at the onset, gaps of up to
+    /// 3 frames bridged, at most 390 ms back); for `stopped`, the end of the last frame at
     /// or above the off threshold. Offline tools use this for segments.
     public var segmentTime: Double
     /// Mean level of the speech frames of the onset (for `started`) or of the talk (for
@@ -116,9 +119,16 @@ public struct TalkDetector: Sendable {
             }
             levelSum += Double(d.evidence.energyDbov); levelCount += 1
             isTalking = true
-            // The onset's first speech frame: the oldest set bit within the window.
-            let firstAgo = 63 - (history & mask).leadingZeroBitCount
-            talkStart = max(0, d.time - Double(firstAgo) * VoiceActivityDetector.frameDuration)
+            // The onset's first speech frame: the oldest frame of the run of speech frames that
+            // ends now, gaps of up to 3 frames bridged (a concealed lost packet of coded audio
+            // must not move the start), at most 40 frames back, never before the previous talk.
+            var firstAgo = 0
+            var i = 1
+            while i < 40 {
+                if history & (1 << UInt64(i)) != 0 { firstAgo = i } else if i - firstAgo > 3 { break }
+                i += 1
+            }
+            talkStart = max(0, lastSpeechEnd, d.time - Double(firstAgo) * VoiceActivityDetector.frameDuration)
             lastSpeechEnd = frameEnd
             let level = Float(levelSum / Double(max(levelCount, 1)))
             levelSum = 0; levelCount = 0

@@ -47,8 +47,8 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
 
 @Test func conversationFramesMatchTheTruth() throws {
     let truth = try truthSegments()
-    // Measured F1: armelle 0.909, carlo 0.930, reader 0.698 (read speech at a low level: recall 0.54).
-    let floors: [String: Double] = ["armelle": 0.85, "carlo": 0.87, "reader": 0.62]
+    // Measured F1: armelle 0.909, carlo 0.907, reader 0.786 (read speech at a low level: recall 0.65).
+    let floors: [String: Double] = ["armelle": 0.85, "carlo": 0.85, "reader": 0.72]
     for (name, floor) in floors {
         let d = try decisions("conversation/\(name).wav")
         var tp = 0.0, fp = 0.0, fn = 0.0
@@ -79,22 +79,22 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
 }
 
 @Test func speechClipsAreDetectedAtBothRates() throws {
-    // Measured: 16 kHz 0.60, 48 kHz 0.62 of frames flagged (the clips contain pauses).
-    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.52)
-    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.54)
+    // Measured: 16 kHz 0.72, 48 kHz 0.72 of frames flagged (the clips contain pauses).
+    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.66)
+    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.66)
 }
 
 @Test func musicAndNoiseClipsAreFlaggedLessThanSpeech() throws {
-    // Measured: sectoid-feelings 0.15, sectoid-metal-madness 0.58, 3d-printer 0.28, door 0.70,
-    // vinyl-hiss 0.08; mean 0.36. These 3 s clips are too short for the noise floor and the 1 s
+    // Measured: sectoid-feelings 0.11, sectoid-metal-madness 0.21, 3d-printer 0.07, door 0.75,
+    // vinyl-hiss 0.01; mean 0.23. These 3 s clips are too short for the noise floor and the 1 s
     // context to settle, so they are the hard case; the test guards against regressions.
     let clips = ["music/sectoid-feelings.wav", "music/sectoid-metal-madness.wav", "noise/3d-printer.wav",
                  "noise/door.wav", "noise/vinyl-hiss.wav"]
     var shares: [Double] = []
     for c in clips {
         let s = flaggedShare(try decisions(c))
-        #expect(s <= 0.78, "\(c): \(s) of frames flagged")
+        #expect(s <= 0.80, "\(c): \(s) of frames flagged")
         shares.append(s)
     }
-    #expect(shares.reduce(0, +) / Double(shares.count) <= 0.42)
+    #expect(shares.reduce(0, +) / Double(shares.count) <= 0.28)
 }

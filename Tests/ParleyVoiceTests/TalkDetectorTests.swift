@@ -29,7 +29,18 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
     #expect(e[0].levelDbov == -20)
     #expect(e[1].kind == .stopped && e[1].reason == .hangoverElapsed)
     #expect(abs(e[1].segmentTime - 1.50) < 1e-9)
-    #expect(abs(e[1].time - 1.85) < 1e-9)            // 350 ms hang-over
+    #expect(abs(e[1].time - 1.95) < 1e-9)            // 450 ms hang-over
+}
+
+@Test func theStartBridgesShortDipsBeforeTheOnsetButNotLongOnes() throws {
+    // A dip of 3 frames (a concealed lost packet) inside the rise does not move the start...
+    let bridged = talkEvents(repeated(".", 50) + "SSSS" + "..." + repeated("S", 30) + repeated(".", 100))
+    try #require(bridged.first?.kind == .started)
+    #expect(abs(bridged[0].segmentTime - 0.50) < 1e-9)
+    // ...a pause of 5 frames does: the talk starts with the second run.
+    let split = talkEvents(repeated(".", 50) + "SSSS" + "....." + repeated("S", 30) + repeated(".", 100))
+    try #require(split.first?.kind == .started)
+    #expect(abs(split[0].segmentTime - 0.59) < 1e-9)
 }
 
 @Test func shortBurstsAndClicksDoNotStartTalking() {

@@ -242,7 +242,7 @@ def make_mixtures_v1(items, work, split, count, seed):
     return made
 
 
-def make_mixtures(items, work, split, count, seed):
+def make_mixtures(items, work, split, count, seed, music_share=None):
     """Speech (sometimes reverberant or telephone-band) plus non-speech (a clip of the same split,
     a stationary or modulated noise, or both) at -5 to 30 dB SNR, 3-12 s long, random level."""
     rng = np.random.default_rng(seed)
@@ -275,7 +275,13 @@ def make_mixtures(items, work, split, count, seed):
         if r < 0.35:
             bg, kind = colored_noise(rng, n); tags.append(kind)
         else:
-            o = other[rng.integers(len(other))]
+            if music_share is None:
+                o = other[rng.integers(len(other))]
+            else:   # music and noise/effects clips in a fixed proportion, whatever their counts
+                want_music = rng.random() < music_share
+                pool = [i for i in other if (i["group"] == "music") == want_music]
+                pool = pool or other
+                o = pool[rng.integers(len(pool))]
             y, _ = load(o)
             if len(y) < n: y = np.tile(y, n // max(len(y), 1) + 1)
             b = rng.integers(0, len(y) - n + 1)
@@ -466,6 +472,8 @@ def main():
     ap.add_argument("--mixer", type=int, default=1, choices=(1, 2),
                     help="1: the shipped model's mixtures; 2: Fillets dialogue speech, reverberation, telephone band, "
                          "Opus round trips, modulated noises, -5..30 dB, 3-12 s (see README.md)")
+    ap.add_argument("--music-share", type=float, default=None,
+                    help="mixer 2: share of music among the clip backgrounds (default: uniform over clips, mostly music)")
     ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
     ap.add_argument("--out", default=f"{ROOT}/Sources/ParleyVoice/VADModelWeights.swift")
     a = ap.parse_args()
@@ -476,8 +484,9 @@ def main():
     else:
         items = collect(a.corpus, a.work, a.mixer == 2)
         mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
-        items += mix(items, a.work, "train", a.mixtures, 1)
-        items += mix(items, a.work, "val", a.mixtures // 4, 2)
+        kw = dict(music_share=a.music_share) if a.mixer == 2 else {}
+        items += mix(items, a.work, "train", a.mixtures, 1, **kw)
+        items += mix(items, a.work, "val", a.mixtures // 4, 2, **kw)
         print(f"{len(items)} clips; extracting features", flush=True)
         features(items, a.work, a.tool)
         with open(f"{a.work}/items.pkl", "wb") as f:
