@@ -27,11 +27,25 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// in dB. Default 4 dB: an onset must rise above the tracked noise floor, which keeps steady
     /// sounds and the first moments of a stream (before the floor is known) from starting a talk.
     public var onsetMinimumSNR: Float
+    /// Where a talk starts (``TalkEvent/segmentTime`` of `started`) is the beginning of the rise
+    /// that led to the onset: just after the newest frame before it whose probability is below
+    /// this or whose SNR is below ``onsetRiseMinimumSNR`` (at most 390 ms back; never later than
+    /// the first speech frame of the onset). Default 0.2. A slow climb through the on threshold
+    /// (a soft consonant, a breathy start) then does not delay the start, and coded or lossy audio
+    /// of the same speech, whose probabilities differ by 0.1-0.2 on such a climb, gives the same
+    /// start.
+    public var onsetRiseFloor: Float
+    /// See ``onsetRiseFloor``, in dB (``VADEvidence/snrDb``). Default 3 dB: frames with no energy
+    /// above the tracked noise floor are not part of a rise, whatever the probability says (the
+    /// first frames of a stream, before the floor is known).
+    public var onsetRiseMinimumSNR: Float
 
     public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
                 onsetFrames: Int = 6, onsetMeanProbability: Float = 0.6, hangover: Double = 0.45,
-                minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4) {
+                minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4, onsetRiseFloor: Float = 0.2,
+                onsetRiseMinimumSNR: Float = 3) {
         self.onsetMinimumSNR = onsetMinimumSNR
+        self.onsetRiseFloor = onsetRiseFloor; self.onsetRiseMinimumSNR = onsetRiseMinimumSNR
         precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
         precondition(onsetFrames >= 1 && onsetFrames <= onsetWindow, "onsetFrames must be in 1...onsetWindow")
         self.onThreshold = onThreshold; self.offThreshold = offThreshold
@@ -59,9 +73,9 @@ public struct TalkEvent: Sendable, Equatable {
     /// real-time moment a live UI would see the change.
     public var time: Double
     /// Where the talk segment starts or ends in the audio, in stream seconds: for `started`, the
-    /// start of the first speech frame of the onset (the oldest frame at or above
-    /// ``TalkDetectorConfiguration/onThreshold`` of the run that ends at the onset, gaps of up to
-    /// 3 frames bridged, at most 390 ms back); for `stopped`, the end of the last frame at
+    /// beginning of the rise that led to the onset (see ``TalkDetectorConfiguration/onsetRiseFloor``;
+    /// never later than the oldest frame at or above ``TalkDetectorConfiguration/onThreshold`` of
+    /// the run that ends at the onset, gaps of up to 3 frames bridged); for `stopped`, the end of the last frame at
     /// or above the off threshold. Offline tools use this for segments.
     public var segmentTime: Double
     /// Mean level of the speech frames of the onset (for `started`) or of the talk (for
@@ -88,6 +102,7 @@ public struct TalkDetector: Sendable {
     public private(set) var isTalking = false
 
     private var history: UInt64 = 0           // bit i = frame i ago was speech (onset window)
+    private var low: UInt64 = ~0              // bit i = frame i ago was not part of a rise (or before the stream)
     private var probabilities = ProbabilityWindow()
     private var lastSpeechEnd: Double = 0
     private var talkStart: Double = 0
@@ -105,6 +120,7 @@ public struct TalkDetector: Sendable {
         let frameEnd = d.time + VoiceActivityDetector.frameDuration
         let speech = d.probability >= c.onThreshold
         history = (history << 1) | (speech ? 1 : 0)
+        low = (low << 1) | (d.probability < c.onsetRiseFloor || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)
         probabilities.push(d.probability, window: c.onsetWindow)
         snrMean += 0.2 * (min(max(d.evidence.snrDb, 0), 60) - snrMean)
         if !isTalking {
@@ -128,6 +144,10 @@ public struct TalkDetector: Sendable {
                 if history & (1 << UInt64(i)) != 0 { firstAgo = i } else if i - firstAgo > 3 { break }
                 i += 1
             }
+            // ... and back to the beginning of the rise (onsetRiseFloor).
+            let lowBefore = low & ~UInt64(1)
+            let sinceLow = lowBefore == 0 ? 64 : lowBefore.trailingZeroBitCount
+            firstAgo = max(firstAgo, min(sinceLow - 1, 39))
             talkStart = max(0, lastSpeechEnd, d.time - Double(firstAgo) * VoiceActivityDetector.frameDuration)
             lastSpeechEnd = frameEnd
             let level = Float(levelSum / Double(max(levelCount, 1)))

@@ -84,3 +84,27 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
     #expect(talkEvents(".SS.SS.S" + repeated(".", 60)).isEmpty)
     #expect(talkEvents("SS.SS.SS" + repeated(".", 60)).first?.kind == .started)
 }
+
+@Test func theStartIsTheBeginningOfASlowRiseNotTheThresholdCrossing() throws {
+    // 0.5 s of silence, 150 ms climbing at 0.3 with the level above the noise floor, then speech.
+    func run(riseSNR: Float) -> [TalkEvent] {
+        var t = TalkDetector()
+        var out: [TalkEvent] = []
+        for i in 0..<200 {
+            let (p, snr): (Float, Float) = i < 50 ? (0.05, 0) : (i < 65 ? (0.3, riseSNR) : (0.9, 20))
+            let d = VADDecision(frameIndex: i, time: Double(i) * 0.01, probability: p, isSpeech: p >= 0.5,
+                                evidence: VADEvidence(energyDbov: -30, snrDb: snr))
+            if let e = t.process(d) { out.append(e) }
+        }
+        return out
+    }
+    let rise = run(riseSNR: 8)
+    try #require(rise.first?.kind == .started)
+    #expect(abs(rise[0].segmentTime - 0.50) < 1e-9)   // where the climb began
+    #expect(abs(rise[0].time - 0.71) < 1e-9)          // decided at the 6th speech frame, as before
+    // The same probabilities without energy above the floor are not a rise: the start is the
+    // first speech frame.
+    let flat = run(riseSNR: 0)
+    try #require(flat.first?.kind == .started)
+    #expect(abs(flat[0].segmentTime - 0.65) < 1e-9)
+}

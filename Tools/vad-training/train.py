@@ -474,6 +474,8 @@ def main():
                          "Opus round trips, modulated noises, -5..30 dB, 3-12 s (see README.md)")
     ap.add_argument("--music-share", type=float, default=None,
                     help="mixer 2: share of music among the clip backgrounds (default: uniform over clips, mostly music)")
+    ap.add_argument("--init", help="start from this VADModelWeights.swift (fine-tuning; its shape and standardisation)")
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
     ap.add_argument("--out", default=f"{ROOT}/Sources/ParleyVoice/VADModelWeights.swift")
     a = ap.parse_args()
@@ -516,8 +518,17 @@ def main():
     h1, h2 = (int(v) for v in a.hidden.split(","))
     rng = np.random.default_rng(0)
     model = MLP(NFEAT, h1, h2, rng)
+    if a.init:   # fine-tune a written model (e.g. a merge.py mean): its standardisation and weights
+        sys.path.insert(0, HERE)
+        import merge
+        W = merge.load(a.init)
+        mean, inv = W["mean"], W["invStd"]
+        Xs = np.clip((X - mean) * inv, -8, 8)
+        h1, h2 = W["h1"], W["h2"]
+        model.p = {"W1": W["W1"].copy(), "b1": W["b1"].copy(), "W2": W["W2"].copy(), "b2": W["b2"].copy(),
+                   "W3": W["w3"].copy(), "b3": np.array([W["b3"]])}
     print(f"training on {len(X)} frames ({(y > 0.5).mean():.2f} speech), {h1}-{h2} hidden", flush=True)
-    model.train(Xs, y, w, a.epochs, rng, l2=a.l2)
+    model.train(Xs, y, w, a.epochs, rng, lr=a.lr, l2=a.l2)
     best = None
     for alpha in (0.0, 0.3, 0.5, 0.7):
         ev = evaluate(model, mean, inv, items, alpha)
