@@ -158,7 +158,7 @@ private func offlineOnsets(_ participants: [RoomParticipant]) throws -> [String:
         receiver.playout(at: MonotonicTime(nanoseconds: Int64(k) * 10_000_000), sink: { frames += $0.count > 0 ? 1 : 0 },
                          onDecision: { _ in }, onTalk: { _ in })
     }
-    #expect(frames == 10 && receiver.statistics.bufferingFrames == 10)
+    #expect(frames == 10 && receiver.statistics.bufferingFrames == 10, "\(receiver.statistics)")
 }
 
 @Test func simulatedLinkIsDeterministicAppliesLossAndRefusesWhenFull() {
