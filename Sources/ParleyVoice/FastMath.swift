@@ -47,6 +47,33 @@ func sigmoid(_ x: Float) -> Float { 1 / (1 + fastExp(-x)) }
 @inline(__always)
 func fastTanh(_ x: Float) -> Float { 2 / (1 + fastExp(-2 * x)) - 1 }
 
+/// ``fastExp2`` of eight values: the same clamping, polynomial and exponent bits per lane.
+@inline(__always)
+func fastExp2x8(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    let c = x.clamped(lowerBound: SIMD8(repeating: -126), upperBound: SIMD8(repeating: 127))
+    let fl = c.rounded(.down)
+    let f = c - fl
+    let l = f * 0.6931471805599453
+    var p = l * 0.0013888889 + 0.008333334
+    p = l * p + 0.041666668
+    p = l * p + 0.16666667
+    p = l * p + 0.5
+    p = l * p + 1
+    p = l * p + 1
+    // The integer fl as bits without a lane-by-lane conversion: adding 1.5 * 2^23 puts it in
+    // the low mantissa bits (exact for |fl| <= 2^22).
+    let magic = SIMD8<Float>(repeating: 12_582_912)
+    let n = unsafeBitCast(fl + magic, to: SIMD8<Int32>.self) &- unsafeBitCast(magic, to: SIMD8<Int32>.self)
+    let bits = (n &+ 127) &<< 23
+    return unsafeBitCast(bits, to: SIMD8<Float>.self) * p
+}
+
+/// ``fastTanh`` of eight values.
+@inline(__always)
+func fastTanh8(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    2 / (1 + fastExp2x8(-2 * x * 1.4426950408889634)) - 1
+}
+
 /// sqrt for x >= 0 (the stdlib's `squareRoot` is an IEEE instruction, exact and portable).
 @inline(__always)
 func root(_ x: Float) -> Float { max(x, 0).squareRoot() }

@@ -9,6 +9,10 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
     let inputs = VADModelWeights.inputCount
     let hidden1 = VADModelWeights.hidden1
     let hidden2 = VADModelWeights.hidden2
+    /// Row lengths of the two hidden layers' weights, padded with zeros to a multiple of 8 so
+    /// each neuron is a SIMD8 dot product (the scratch vectors are zero-padded alike).
+    private let inputStride: Int
+    private let hidden1Stride: Int
     private let memory: UnsafeMutablePointer<Float>
     private let mean: UnsafeMutablePointer<Float>
     private let invStd: UnsafeMutablePointer<Float>
@@ -27,24 +31,65 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
                      && W.w1.count == W.hidden1 * W.inputCount && W.b1.count == W.hidden1
                      && W.w2.count == W.hidden2 * W.hidden1 && W.b2.count == W.hidden2
                      && W.w3.count == W.hidden2, "VADModelWeights has inconsistent shapes")
-        let parts = [W.mean, W.invStd, W.w1, W.b1, W.w2, W.b2, W.w3]
-        let total = parts.reduce(0) { $0 + $1.count }
-        let m = UnsafeMutablePointer<Float>.allocate(capacity: total)
+        let padded = { (n: Int) in (n + 7) / 8 * 8 }
+        inputStride = padded(W.inputCount)
+        hidden1Stride = padded(W.hidden1)
+        let sizes = [W.inputCount, W.inputCount, W.hidden1 * inputStride, W.hidden1,
+                     W.hidden2 * hidden1Stride, W.hidden2, W.hidden2]
+        let m = UnsafeMutablePointer<Float>.allocate(capacity: sizes.reduce(0, +))
+        m.initialize(repeating: 0, count: sizes.reduce(0, +))
         memory = m
-        var pointers: [UnsafeMutablePointer<Float>] = []
+        var starts: [UnsafeMutablePointer<Float>] = []
         var o = 0
-        for p in parts {
-            pointers.append(m + o)
-            p.withUnsafeBufferPointer { (m + o).initialize(from: $0.baseAddress!, count: p.count) }
-            o += p.count
+        for n in sizes { starts.append(m + o); o += n }
+        mean = starts[0]; invStd = starts[1]; w1 = starts[2]; b1 = starts[3]
+        w2 = starts[4]; b2 = starts[5]; w3 = starts[6]
+        for i in 0..<W.inputCount { mean[i] = W.mean[i]; invStd[i] = W.invStd[i] }
+        for j in 0..<W.hidden1 {
+            b1[j] = W.b1[j]
+            for i in 0..<W.inputCount { w1[j * inputStride + i] = W.w1[j * W.inputCount + i] }
         }
-        mean = pointers[0]; invStd = pointers[1]; w1 = pointers[2]; b1 = pointers[3]
-        w2 = pointers[4]; b2 = pointers[5]; w3 = pointers[6]
+        for j in 0..<W.hidden2 {
+            b2[j] = W.b2[j]
+            w3[j] = W.w3[j]
+            for i in 0..<W.hidden1 { w2[j * hidden1Stride + i] = W.w2[j * W.hidden1 + i] }
+        }
         b3 = W.b3
         smoothing = W.outputSmoothing
     }
 
     deinit { memory.deallocate() }
+
+    /// `row[0..<n] . x[0..<n]`, n a multiple of 8, in two SIMD8 accumulators.
+    @inline(__always)
+    private func dot(_ row: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ n: Int) -> Float {
+        let r = UnsafeRawPointer(row), v = UnsafeRawPointer(x)
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+        var o = 0
+        let end = n * 4
+        while o + 64 <= end {
+            a0 += r.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            a1 += r.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Float>.self)
+            o += 64
+        }
+        if o < end {
+            a0 += r.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+        }
+        return (a0 + a1).sum()
+    }
+
+    /// ``fastTanh`` of `v[0..<n]` in place, eight at a time (the same operations, so the same
+    /// results as the scalar function).
+    @inline(__always)
+    private func tanhInPlace(_ v: UnsafeMutablePointer<Float>, _ n: Int) {
+        let raw = UnsafeMutableRawPointer(v)
+        var o = 0
+        while o < n * 4 {
+            let x = raw.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            raw.storeBytes(of: fastTanh8(x), toByteOffset: o, as: SIMD8<Float>.self)
+            o += 32
+        }
+    }
 
     /// The logit of speech for one feature vector. No allocation (stack scratch only).
     func logit(_ features: UnsafePointer<Float>) -> Float {
@@ -55,18 +100,14 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
                 // Clamp standardised inputs so an out-of-range feature cannot dominate.
                 x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
             }
-            for j in 0..<hidden1 {
-                let row = w1 + j * inputs
-                var a = b1[j]
-                for i in 0..<inputs { a += row[i] * x[i] }
-                h1[j] = fastTanh(a)
-            }
-            for j in 0..<hidden2 {
-                let row = w2 + j * hidden1
-                var a = b2[j]
-                for i in 0..<hidden1 { a += row[i] * h1[i] }
-                h2[j] = fastTanh(a)
-            }
+            for i in inputs..<inputStride { x[i] = 0 }
+            for j in 0..<hidden1 { h1[j] = b1[j] + dot(w1 + j * inputStride, x, inputStride) }
+            for i in hidden1..<hidden1Stride { h1[i] = 0 }
+            tanhInPlace(h1, hidden1Stride)                 // tanh(0) = 0 keeps the padding at 0
+            for j in 0..<hidden2 { h2[j] = b2[j] + dot(w2 + j * hidden1Stride, h1, hidden1Stride) }
+            let hidden2Stride = (hidden2 + 7) / 8 * 8
+            for i in hidden2..<hidden2Stride { h2[i] = 0 }
+            tanhInPlace(h2, hidden2Stride)
             var out = b3
             for i in 0..<hidden2 { out += w3[i] * h2[i] }
             return out
