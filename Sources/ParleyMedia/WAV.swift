@@ -447,47 +447,60 @@ public struct WAVWriter {
 
     /// Appends interleaved Float samples (a whole number of frames).
     public mutating func write(_ samples: UnsafeBufferPointer<Float>) throws(MediaFileError) {
-        let ch = format.channels
-        precondition(samples.count % ch == 0, "sample count must be a multiple of the channel count")
-        precondition(!closed, "write after close")
-        let bps = format.encoding.bytesPerSample
-        let chunk = scratch.count / bps
-        var i = 0
-        while i < samples.count {
-            let n = min(chunk, samples.count - i)
-            let src = samples.baseAddress! + i
-            let encoding = format.encoding
-            do {
-                let s = scratch.bytes
-                let p = s.baseAddress!
-                switch encoding {
-                case .int16:
-                    for k in 0..<n { p.storeBytes(of: Int16(clampingFloat: src[k]).littleEndian, toByteOffset: 2 * k, as: Int16.self) }
-                case .int24:
-                    for k in 0..<n {
-                        let v = src[k]
-                        let q = v == v ? Int32(max(-8388608, min(8388607, (Double(v) * 8388608).rounded()))) : 0
-                        let u = UInt32(bitPattern: q)
-                        s[3 * k] = UInt8(u & 0xff); s[3 * k + 1] = UInt8((u >> 8) & 0xff); s[3 * k + 2] = UInt8((u >> 16) & 0xff)
-                    }
-                case .int32:
-                    for k in 0..<n {
-                        let v = src[k]
-                        let q = v == v ? Int32(max(-2147483648, min(2147483647, (Double(v) * 2147483648).rounded()))) : 0
-                        p.storeBytes(of: q.littleEndian, toByteOffset: 4 * k, as: Int32.self)
-                    }
-                case .float32:
-                    for k in 0..<n { p.storeBytes(of: src[k].bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self) }
+        let encoding = format.encoding
+        try writeChunked(samples) { src, n, s in
+            let p = s.baseAddress!
+            switch encoding {
+            case .int16:
+                for k in 0..<n { p.storeBytes(of: Int16(clampingFloat: src[k]).littleEndian, toByteOffset: 2 * k, as: Int16.self) }
+            case .int24:
+                for k in 0..<n {
+                    let v = src[k]
+                    let q = v == v ? Int32(max(-8388608, min(8388607, (Double(v) * 8388608).rounded()))) : 0
+                    let u = UInt32(bitPattern: q)
+                    s[3 * k] = UInt8(u & 0xff); s[3 * k + 1] = UInt8((u >> 8) & 0xff); s[3 * k + 2] = UInt8((u >> 16) & 0xff)
                 }
+            case .int32:
+                for k in 0..<n {
+                    let v = src[k]
+                    let q = v == v ? Int32(max(-2147483648, min(2147483647, (Double(v) * 2147483648).rounded()))) : 0
+                    p.storeBytes(of: q.littleEndian, toByteOffset: 4 * k, as: Int32.self)
+                }
+            case .float32:
+                for k in 0..<n { p.storeBytes(of: src[k].bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self) }
             }
-            try sink.write(UnsafeRawBufferPointer(rebasing: scratch.bytes[0..<(n * bps)]))
-            i += n
         }
-        framesWritten += samples.count / ch
     }
 
     /// Appends interleaved Int16 samples (a whole number of frames).
     public mutating func write(_ samples: UnsafeBufferPointer<Int16>) throws(MediaFileError) {
+        let encoding = format.encoding
+        try writeChunked(samples) { src, n, s in
+            let p = s.baseAddress!
+            switch encoding {
+            case .int16:
+                for k in 0..<n { p.storeBytes(of: src[k].littleEndian, toByteOffset: 2 * k, as: Int16.self) }
+            case .int24:
+                for k in 0..<n {
+                    let u = UInt16(bitPattern: src[k])
+                    s[3 * k] = 0; s[3 * k + 1] = UInt8(u & 0xff); s[3 * k + 2] = UInt8(u >> 8)
+                }
+            case .int32:
+                for k in 0..<n { p.storeBytes(of: (Int32(src[k]) << 16).littleEndian, toByteOffset: 4 * k, as: Int32.self) }
+            case .float32:
+                for k in 0..<n {
+                    p.storeBytes(of: (Float(src[k]) * (1.0 / 32768.0)).bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self)
+                }
+            }
+        }
+    }
+
+    /// Encodes `samples` into the scratch buffer a chunk at a time (`encode(source, count,
+    /// scratch)`) and writes each chunk to the sink.
+    private mutating func writeChunked<Sample>(
+        _ samples: UnsafeBufferPointer<Sample>,
+        _ encode: (UnsafePointer<Sample>, Int, UnsafeMutableRawBufferPointer) -> Void
+    ) throws(MediaFileError) {
         let ch = format.channels
         precondition(samples.count % ch == 0, "sample count must be a multiple of the channel count")
         precondition(!closed, "write after close")
@@ -496,27 +509,7 @@ public struct WAVWriter {
         var i = 0
         while i < samples.count {
             let n = min(chunk, samples.count - i)
-            let src = samples.baseAddress! + i
-            let encoding = format.encoding
-            do {
-                let s = scratch.bytes
-                let p = s.baseAddress!
-                switch encoding {
-                case .int16:
-                    for k in 0..<n { p.storeBytes(of: src[k].littleEndian, toByteOffset: 2 * k, as: Int16.self) }
-                case .int24:
-                    for k in 0..<n {
-                        let u = UInt16(bitPattern: src[k])
-                        s[3 * k] = 0; s[3 * k + 1] = UInt8(u & 0xff); s[3 * k + 2] = UInt8(u >> 8)
-                    }
-                case .int32:
-                    for k in 0..<n { p.storeBytes(of: (Int32(src[k]) << 16).littleEndian, toByteOffset: 4 * k, as: Int32.self) }
-                case .float32:
-                    for k in 0..<n {
-                        p.storeBytes(of: (Float(src[k]) * (1.0 / 32768.0)).bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self)
-                    }
-                }
-            }
+            encode(samples.baseAddress! + i, n, scratch.bytes)
             try sink.write(UnsafeRawBufferPointer(rebasing: scratch.bytes[0..<(n * bps)]))
             i += n
         }
