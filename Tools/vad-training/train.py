@@ -199,9 +199,9 @@ def opus_round_trip(x, kbps, work):
     return out
 
 
-def make_mixtures_v1(items, work, split, count, seed):
-    """Mixer 1 (the shipped model): speech + non-speech (or stationary noise) at 0-20 dB SNR, random overall level."""
-    rng = np.random.default_rng(seed)
+def mixture_sources(items, work, split):
+    """The output folder, the speech and non-speech clips of `split`, and a caching loader
+    returning (samples, frame labels) for a clip."""
     out_dir = f"{work}/mix_{split}"
     os.makedirs(out_dir, exist_ok=True)
     speech = [i for i in items if i["group"] == "speech" and i["split"] == split]
@@ -211,6 +211,13 @@ def make_mixtures_v1(items, work, split, count, seed):
         if i["path"] not in cache:
             x = read_wav(i["path"]); cache[i["path"]] = (x, labels_for(i, x))
         return cache[i["path"]]
+    return out_dir, speech, other, load
+
+
+def make_mixtures_v1(items, work, split, count, seed):
+    """Mixer 1 (the shipped model): speech + non-speech (or stationary noise) at 0-20 dB SNR, random overall level."""
+    rng = np.random.default_rng(seed)
+    out_dir, speech, other, load = mixture_sources(items, work, split)
     made = []
     for m in range(count):
         s = speech[rng.integers(len(speech))]
@@ -246,15 +253,7 @@ def make_mixtures(items, work, split, count, seed, music_share=None):
     """Speech (sometimes reverberant or telephone-band) plus non-speech (a clip of the same split,
     a stationary or modulated noise, or both) at -5 to 30 dB SNR, 3-12 s long, random level."""
     rng = np.random.default_rng(seed)
-    out_dir = f"{work}/mix_{split}"
-    os.makedirs(out_dir, exist_ok=True)
-    speech = [i for i in items if i["group"] == "speech" and i["split"] == split]
-    other = [i for i in items if i["group"] in ("music", "noise") and i["split"] == split]
-    cache = {}
-    def load(i):
-        if i["path"] not in cache:
-            x = read_wav(i["path"]); cache[i["path"]] = (x, labels_for(i, x))
-        return cache[i["path"]]
+    out_dir, speech, other, load = mixture_sources(items, work, split)
     made = []
     for m in range(count):
         s = speech[rng.integers(len(speech))]
