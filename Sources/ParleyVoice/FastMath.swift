@@ -74,6 +74,25 @@ func fastTanh8(_ x: SIMD8<Float>) -> SIMD8<Float> {
     2 / (1 + fastExp2x8(-2 * x * 1.4426950408889634)) - 1
 }
 
+/// `a[0..<n] . b[0..<n]` for `n` a multiple of 8, in two SIMD8 accumulators (a fixed order
+/// of operations, so the same inputs give the same result everywhere).
+@inline(__always)
+func dot8(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) -> Float {
+    let r = UnsafeRawPointer(a), v = UnsafeRawPointer(b)
+    var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+    var o = 0
+    let end = n * 4
+    while o + 64 <= end {
+        a0 += r.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+        a1 += r.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Float>.self)
+        o += 64
+    }
+    if o < end {
+        a0 += r.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+    }
+    return (a0 + a1).sum()
+}
+
 /// sqrt for x >= 0 (the stdlib's `squareRoot` is an IEEE instruction, exact and portable).
 @inline(__always)
 func root(_ x: Float) -> Float { max(x, 0).squareRoot() }

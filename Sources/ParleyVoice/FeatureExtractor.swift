@@ -193,7 +193,11 @@ struct FeatureExtractor {
             s.frameIndex += 1
             var silent = FrameEvidence()
             silent.isDigitalSilence = true
-            if s.fed > 0 { silent.noiseFloorDbov = decibels(currentSpeechNoise(b)) }
+            if s.fed > 0 {      // the 300-4000 Hz floor of the last analysed hop (bands 1...8)
+                var floor: Float = 0
+                for band in 1...8 { floor += b.noise[band] }
+                silent.noiseFloorDbov = decibels(floor)
+            }
             return silent
         }
         s.sinceSilence = min(s.sinceSilence + 1, 1_000)
@@ -372,18 +376,6 @@ struct FeatureExtractor {
                              noiseFloorDbov: decibels(speechNoise), snrDb: speechSNR,
                              harmonicity: harm, modulationDb: modBand, flatness: flatness, flux: flux)
     }
-}
-
-/// The 300-4000 Hz noise floor the tracker holds now (for the evidence of a silent hop).
-private func currentSpeechNoise(_ b: FrontEndBuffers) -> Float {
-    var total: Float = 0
-    for band in 1...8 {
-        var floor = b.currentMin[band]
-        let subs = b.subMins + band * FrontEnd.subWindows
-        for j in 0..<FrontEnd.subWindows where subs[j] > 0 { floor = min(floor, subs[j]) }
-        total += floor * FrontEnd.noiseBias + FrontEnd.powerFloor
-    }
-    return total
 }
 
 /// Coefficients of the 2-8 Hz envelope band-pass (RBJ cookbook, f0 = 4 Hz, Q = 0.667, fs = 100 Hz).

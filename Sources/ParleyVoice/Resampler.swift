@@ -92,25 +92,7 @@ final class Resampler {
             // the newest, through the filter phase `acc`.
             // x[newest - k] for k in 0..<tapsPerPhase; newest sits at head and head + ring, so
             // the window oldest...newest is contiguous from head + ring - tapsPerPhase + 1.
-            let x = UnsafeRawPointer(history + (head + ring - tapsPerPhase + 1))
-            let t = UnsafeRawPointer(taps + acc * tapsPerPhase)
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
-            var j = 0
-            let stride = MemoryLayout<SIMD8<Float>>.stride
-            while j + 16 <= tapsPerPhase {
-                let o = j * 4
-                a0 += t.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-                    * x.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-                a1 += t.loadUnaligned(fromByteOffset: o + stride, as: SIMD8<Float>.self)
-                    * x.loadUnaligned(fromByteOffset: o + stride, as: SIMD8<Float>.self)
-                j += 16
-            }
-            if j < tapsPerPhase {
-                let o = j * 4
-                a0 += t.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-                    * x.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            }
-            emit((a0 + a1).sum())
+            emit(dot8(taps + acc * tapsPerPhase, history + (head + ring - tapsPerPhase + 1), tapsPerPhase))
             acc += down
         }
     }

@@ -9,10 +9,11 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
     let inputs = VADModelWeights.inputCount
     let hidden1 = VADModelWeights.hidden1
     let hidden2 = VADModelWeights.hidden2
-    /// Row lengths of the two hidden layers' weights, padded with zeros to a multiple of 8 so
-    /// each neuron is a SIMD8 dot product (the scratch vectors are zero-padded alike).
+    /// Layer widths padded to a multiple of 8: the hidden layers' weight rows are zero-padded
+    /// so each neuron is a SIMD8 dot product, and the scratch vectors alike.
     private let inputStride: Int
     private let hidden1Stride: Int
+    private let hidden2Stride: Int
     private let memory: UnsafeMutablePointer<Float>
     private let mean: UnsafeMutablePointer<Float>
     private let invStd: UnsafeMutablePointer<Float>
@@ -34,6 +35,7 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
         let padded = { (n: Int) in (n + 7) / 8 * 8 }
         inputStride = padded(W.inputCount)
         hidden1Stride = padded(W.hidden1)
+        hidden2Stride = padded(W.hidden2)
         let sizes = [W.inputCount, W.inputCount, W.hidden1 * inputStride, W.hidden1,
                      W.hidden2 * hidden1Stride, W.hidden2, W.hidden2]
         let m = UnsafeMutablePointer<Float>.allocate(capacity: sizes.reduce(0, +))
@@ -60,24 +62,6 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
 
     deinit { memory.deallocate() }
 
-    /// `row[0..<n] . x[0..<n]`, n a multiple of 8, in two SIMD8 accumulators.
-    @inline(__always)
-    private func dot(_ row: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ n: Int) -> Float {
-        let r = UnsafeRawPointer(row), v = UnsafeRawPointer(x)
-        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
-        var o = 0
-        let end = n * 4
-        while o + 64 <= end {
-            a0 += r.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            a1 += r.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o + 32, as: SIMD8<Float>.self)
-            o += 64
-        }
-        if o < end {
-            a0 += r.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * v.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-        }
-        return (a0 + a1).sum()
-    }
-
     /// ``fastTanh`` of `v[0..<n]` in place, eight at a time (the same operations, so the same
     /// results as the scalar function).
     @inline(__always)
@@ -101,11 +85,10 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
                 x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
             }
             for i in inputs..<inputStride { x[i] = 0 }
-            for j in 0..<hidden1 { h1[j] = b1[j] + dot(w1 + j * inputStride, x, inputStride) }
+            for j in 0..<hidden1 { h1[j] = b1[j] + dot8(w1 + j * inputStride, x, inputStride) }
             for i in hidden1..<hidden1Stride { h1[i] = 0 }
             tanhInPlace(h1, hidden1Stride)                 // tanh(0) = 0 keeps the padding at 0
-            for j in 0..<hidden2 { h2[j] = b2[j] + dot(w2 + j * hidden1Stride, h1, hidden1Stride) }
-            let hidden2Stride = (hidden2 + 7) / 8 * 8
+            for j in 0..<hidden2 { h2[j] = b2[j] + dot8(w2 + j * hidden1Stride, h1, hidden1Stride) }
             for i in hidden2..<hidden2Stride { h2[i] = 0 }
             tanhInPlace(h2, hidden2Stride)
             var out = b3
