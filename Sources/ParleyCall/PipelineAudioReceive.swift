@@ -52,9 +52,14 @@ public enum VoiceActivitySource: Sendable, Hashable {
     /// ``AudioSendPipeline``): the receiver only feeds those bits through its ``TalkDetector``,
     /// which costs next to nothing. Each 10 ms frame takes the V bit and level of the packet it
     /// was decoded from; concealed frames keep the last packet's bit; frames of a packet without
-    /// the extension, and frames before the first packet, count as not speech. The decisions'
-    /// evidence carries the signalled level as ``VADEvidence/energyDbov`` and, for the talking
-    /// detector's onset check, an SNR of 60 dB for a V frame and 0 otherwise.
+    /// the extension, and frames before the first packet, count as not speech. A V frame has
+    /// probability 1; a frame without V has 0.3 when its signalled level is at least 6 dB over
+    /// the level's tracked floor (energy that may be the start of a word: the talking
+    /// detector's start-of-rise rule reaches back over it, as it does over a rising VAD
+    /// probability) and 0 otherwise. The evidence carries the signalled level as
+    /// ``VADEvidence/energyDbov``, the floor of the levels (the lowest, rising by 2 dB/s) as
+    /// ``VADEvidence/noiseFloorDbov``, and as ``VADEvidence/snrDb`` the level over the floor
+    /// (60 dB for a V frame: the sender has vouched for it).
     case senderAudioLevel
 }
 
@@ -117,6 +122,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     private let levelMask = 255
     /// The code of the packet now playing (``VoiceActivitySource/senderAudioLevel``).
     private var currentLevelCode: UInt8 = 0xFF
+    /// Floor of the signalled levels, dBov (``VoiceActivitySource/senderAudioLevel``).
+    private var levelFloor = Float.nan
     private var lastOffset = 0.0          // stream time minus media time of the latest mapped frame
     private var anchorFrame = -1          // the latest frame in which a packet started playing
     public private(set) var statistics = AudioReceiveStatistics()
@@ -282,12 +289,15 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         let code = currentLevelCode
         let voiced = code != 0xFF && code & 0x80 != 0
         let level = code == 0xFF ? Float(-127) : -Float(code & 0x7F)
-        var evidence = VADEvidence(energyDbov: level, snrDb: voiced ? 60 : 0)
-        evidence.noiseFloorDbov = -127
         let frames = max(1, configuration.frameMs / 10)
         for k in 0..<frames {
+            if code != 0xFF { levelFloor = levelFloor.isNaN ? level : min(level, levelFloor + 0.02) }
+            let above = levelFloor.isNaN ? 0 : level - levelFloor
+            var evidence = VADEvidence(energyDbov: level, snrDb: voiced ? 60 : above)
+            evidence.noiseFloorDbov = levelFloor
+            let probability: Float = voiced ? 1 : (above >= 12 ? 0.3 : 0)
             let t = streamTime + Double(k) * VoiceActivityDetector.frameDuration
-            let d = VADDecision(frameIndex: Int((t * 100).rounded()), time: t, probability: voiced ? 1 : 0,
+            let d = VADDecision(frameIndex: Int((t * 100).rounded()), time: t, probability: probability,
                                 isSpeech: voiced, evidence: evidence)
             if let e = talk.process(d) { onTalk(mapped(e)) }
             var m = d

@@ -60,7 +60,8 @@ public struct AudioSendStatistics: Sendable, Hashable {
 
 /// The sending half of one participant's audio: each captured frame is measured (RFC 6464
 /// level, VAD, talking detection, so that talking while muted is caught locally), encoded with
-/// Opus, wrapped in RTP with the audio-level header extension and sent; every
+/// Opus, wrapped in RTP with the audio-level header extension and sent (its V bit: the talking
+/// detector's view of the packet, see ``VoiceActivitySource/senderAudioLevel``); every
 /// ``AudioSendConfiguration/senderReportInterval`` an RTCP sender report maps the RTP clock to
 /// the capture time (smoothed by a ``DriftEstimator``, so a drifting sound card does not move
 /// the mapping by its jitter).
@@ -129,13 +130,30 @@ public struct AudioSendPipeline: ~Copyable {
 
         // Level and voice activity of what the microphone hears.
         for i in 0..<frame.count { floats[i] = Float(frame[i]) * (1.0 / 32768.0) }
-        var voiced = false
+        var probabilitySum: Float = 0
+        var snrSum: Float = 0
+        var decisions = 0
+        var wasTalking = talk.isTalking
         var talkEvent: TalkEvent?
         floats.withUnsafeBufferPointer { f in
             vad.process(f) { d in
-                if d.isSpeech { voiced = true }
+                wasTalking = wasTalking || talk.isTalking
+                probabilitySum += d.probability
+                snrSum += d.evidence.snrDb
+                decisions += 1
                 if let e = talk.process(d, muted: muted) { talkEvent = e }
             }
+        }
+        // The V bit is the talking detector's view of the packet (means over its frames): inside
+        // a talk, a probability at or above the detector's off threshold (its hysteresis);
+        // outside, at or above the VAD's threshold with the SNR an onset needs. A receiver that
+        // runs a TalkDetector on the bits then starts, bridges and ends talks as the sender does.
+        var voiced = false
+        if decisions > 0 {
+            let p = probabilitySum / Float(decisions)
+            let t = talk.configuration
+            voiced = wasTalking ? p >= t.offThreshold
+                                : p >= vad.configuration.threshold && snrSum / Float(decisions) >= t.onsetMinimumSNR
         }
         if let e = talkEvent { onTalk(e) }
         let level = muted ? AudioLevel(level: 127, voiceActivity: false)

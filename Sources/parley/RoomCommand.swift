@@ -8,15 +8,16 @@ let roomCommand = Command(
     summary: "Simulated call room that shows who is talking",
     help: """
     Usage: parley room FILE... [--loss PCT] [--jitter MS] [--seed N] [--speed realtime|max]
-                       [--no-tui] [--events PATH.jsonl]
+                       [--no-tui] [--events PATH.jsonl] [--talking receiver|sender]
 
     Runs a call: each FILE (WAV, mono or stereo, 8/12/16/24/48 kHz) is one participant named
     after the file's stem; a FILE.y4m with the same stem is that participant's camera (VP8 over
     RTP, frame assembly, decoding, shown in lip sync with the audio). Every participant's audio goes through the full pipeline: level,
     VAD and talking detection, Opus (20 ms, in-band FEC), RTP with the RFC 6464 audio level,
     RTCP sender reports, a simulated network, the adaptive jitter buffer, Opus decoding with
-    loss concealment, and the receiver's VAD and talking detection, which lights up the
-    participant. A participant leaves when its audio ends.
+    loss concealment, and the receiver's talking detection (on the senders' voice-activity
+    bits, or its own VAD: --talking), which lights up the participant. A participant leaves
+    when its audio ends.
 
     Options:
       --loss PCT        mean packet loss on every participant's path, percent, in
@@ -27,6 +28,13 @@ let roomCommand = Command(
       --speed S         realtime: run on the system clock, as a live call;
                         max: run on a virtual clock as fast as the machine allows (default
                         max without a terminal, realtime on one)
+      --talking SRC     where the receiver's talking decisions come from. sender: the V bit
+                        of each packet's RFC 6464 audio level, set by the sending participant's
+                        VAD and talking detector on its clean capture (next to no receive
+                        cost: what a client showing many participants needs; the default).
+                        receiver: Parley's VAD run again on the decoded audio of every stream
+                        (works with senders whose V bit is not a voice decision; costs about
+                        one Opus decode per stream). The same talking detector runs on either.
       --no-tui          plain text: one line per event, instead of the live grid
       --events PATH     write every event as a JSON line:
                         {"t": <media s>, "type": "joined"|"left"|"talking"|"silent"|"dominant"|
@@ -56,10 +64,11 @@ struct RoomInvocation {
     var realtime: Bool?
     var tui = true
     var eventsPath: String?
+    var talking = VoiceActivitySource.senderAudioLevel
 }
 
 func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> RoomInvocation {
-    let scan = try ArgumentScanner(args, valued: ["loss", "jitter", "seed", "speed", "events"], flagNames: ["no-tui"])
+    let scan = try ArgumentScanner(args, valued: ["loss", "jitter", "seed", "speed", "events", "talking"], flagNames: ["no-tui"])
     var inv = RoomInvocation()
     inv.files = scan.positionals
     guard !inv.files.isEmpty else { throw .init(description: "no participant files given") }
@@ -74,6 +83,13 @@ func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> 
         case "realtime": inv.realtime = true
         case "max": inv.realtime = false
         default: throw .init(description: "--speed must be realtime or max, got '\(s)'")
+        }
+    }
+    if let s = scan.value("talking") {
+        switch s {
+        case "receiver": inv.talking = .local
+        case "sender": inv.talking = .senderAudioLevel
+        default: throw .init(description: "--talking must be receiver or sender, got '\(s)'")
         }
     }
     inv.tui = !scan.flag("no-tui")
@@ -136,7 +152,8 @@ func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> 
     let showGrid = inv.tui && terminal
     let realtime = inv.realtime ?? terminal
     let clock: any MediaClock = realtime ? SystemMediaClock() : VirtualMediaClock()
-    let configuration = RoomConfiguration(network: .room(lossPercent: inv.loss, jitterMs: inv.jitter), seed: inv.seed)
+    var configuration = RoomConfiguration(network: .room(lossPercent: inv.loss, jitterMs: inv.jitter), seed: inv.seed)
+    configuration.receive.voiceActivitySource = inv.talking
     let room = CallRoom(participants: participants, configuration: configuration, clock: clock)
 
     var lines = [String]()

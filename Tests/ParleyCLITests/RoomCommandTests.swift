@@ -11,7 +11,10 @@ import Testing
         }
     }
 
-    @Test func talkingEventsAtFivePercentLossAndThirtyMsJitterMatchDetectMeeting() throws {
+    /// Default (`--talking sender`: the senders' RFC 6464 V bits) and `--talking receiver`
+    /// (Parley's VAD on every decoded stream).
+    @Test(arguments: [[], ["--talking", "receiver"]])
+    func talkingEventsAtFivePercentLossAndThirtyMsJitterMatchDetectMeeting(talking: [String]) throws {
         try #require(Self.files.count == 3, "SampleMedia/conversation must hold three participants")
         let detect = try runDetectCLI(["detect", "--meeting", "--format", "csv"] + Self.files)
         let reference = try #require(detectParseSegmentsCSV(detect.stdout))
@@ -19,7 +22,7 @@ import Testing
         let dir = try detectTemporaryDirectory()
         let jsonl = dir.appendingPathComponent("events.jsonl")
         let room = try runDetectCLI(["room"] + Self.files + ["--loss", "5", "--jitter", "30", "--seed", "42",
-                                                             "--speed", "max", "--no-tui", "--events", jsonl.path])
+                                                             "--speed", "max", "--no-tui", "--events", jsonl.path] + talking)
         #expect(room.status == 0, "\(room.stderr)")
         let all = try events(jsonl)
         for e in all {
@@ -64,6 +67,7 @@ import Testing
         ["room", "a.wav", "--loss", "120"],
         ["room", "a.wav", "--seed", "-1"],
         ["room", "a.wav", "--frobnicate"],
+        ["room", "a.wav", "--talking", "both"],
     ])
     func usageErrorsExitWithStatus2(args: [String]) throws {
         let r = try runDetectCLI(args)

@@ -47,11 +47,15 @@ private func offlineOnsets(_ participants: [RoomParticipant]) throws -> [String:
     return out
 }
 
-@Test func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection() throws {
+/// Both receive-side sources of talking: Parley's VAD on the decoded audio of every stream, and
+/// the senders' VAD carried in the RFC 6464 V bits.
+@Test(arguments: [VoiceActivitySource.local, .senderAudioLevel])
+func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: VoiceActivitySource) throws {
     let participants = try loadConversation()
     let reference = try offlineOnsets(participants)
     #expect(reference.values.map(\.count).reduce(0, +) >= 3, "the conversation should have turns to find")
-    let config = RoomConfiguration(network: .room(lossPercent: 5, jitterMs: 30), seed: 7)
+    var config = RoomConfiguration(network: .room(lossPercent: 5, jitterMs: 30), seed: 7)
+    config.receive.voiceActivitySource = source
     let (events, reports) = try runRoom(participants, config)
     let live = onsets(events)
     for (name, expected) in reference {
