@@ -9,6 +9,11 @@
 //   voice-activity bits (Parley senders set them from their VAD on the clean capture) instead
 //   of running the VAD on every received stream (VoiceActivitySource.senderAudioLevel).
 // - call/receive-streams-without-vad: no talking detection at all, to show where the time goes.
+// - call/receive-ratio-*: the same three ratios measured pairwise: each sample decodes the
+//   stream alone, runs the pipeline, decodes alone again, and gives pipeline / mean of the two
+//   bounds; the row is the median of those ratios. On a shared machine whose speed drifts
+//   between rows, this is the figure to quote (the ratio column of the rows above divides
+//   medians taken at different moments).
 // - call/soak-*: a CallRoom of 4 participants (±2.5 % capture drift, 10 % Gilbert-Elliott
 //   loss, delay spikes) for PARLEY_SOAK_SECONDS media seconds (default 120; the soak
 //   is 3600) on the virtual clock, run once: unaccounted frames, RSS growth after the first
@@ -129,6 +134,15 @@ private func receiveStreams(analysis: Bool, source: VoiceActivitySource = .local
     return streamsPerCore(mediaSeconds: s.seconds, cpuNanoseconds: cpu)
 }
 
+/// Pipeline streams per core over the decode-only bound, measured back to back (bound,
+/// pipeline, bound) so that a change of machine speed between rows does not enter the ratio.
+private func pairedReceiveRatio(analysis: Bool, source: VoiceActivitySource = .local) -> Double {
+    let before = decodeOnlyStreams()
+    let pipeline = receiveStreams(analysis: analysis, source: source)
+    let after = decodeOnlyStreams()
+    return pipeline / ((before + after) / 2)
+}
+
 /// The soak: run once, its figures shared by the soak rows.
 private struct SoakResult {
     var unaccountedFrames = 0
@@ -210,6 +224,11 @@ func callBenchmarks() -> [Benchmark] {
                   metric: { receiveStreams(analysis: true, source: .senderAudioLevel) }),
         Benchmark(name: "call/receive-streams-without-vad", unit: .streams, baseline: "call/receive-streams-opus-decode-bound",
                   metric: { receiveStreams(analysis: false) }),
+        Benchmark(name: "call/receive-ratio-local-vad", unit: .ratio) { pairedReceiveRatio(analysis: true) },
+        Benchmark(name: "call/receive-ratio-sender-vad", unit: .ratio) {
+            pairedReceiveRatio(analysis: true, source: .senderAudioLevel)
+        },
+        Benchmark(name: "call/receive-ratio-without-vad", unit: .ratio) { pairedReceiveRatio(analysis: false) },
         Benchmark(name: "call/soak-unaccounted-frames", unit: .percent) {
             let s = soak
             return s.sentFrames == 0 ? .nan : Double(s.unaccountedFrames) / Double(s.sentFrames) * 100

@@ -156,6 +156,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     public var isTalking: Bool { talk.isTalking }
 
     /// Takes one datagram that arrived at `arrival`.
+    @_specialize(exported: true, where Decoder == OpusJitterDecoder)
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
         statistics.datagrams += 1
         if bytes.count >= 2 && (200...204).contains(bytes[1]) {
@@ -222,6 +223,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     /// its time in media seconds) to `onDecision`; talking changes (times in media seconds) to
     /// `onTalk`. Returns what the jitter buffer produced.
     @discardableResult
+    @_specialize(exported: true, where Decoder == OpusJitterDecoder)
     public mutating func playout(at now: MonotonicTime, sink: (UnsafeBufferPointer<Int16>) -> Void,
                                  onDecision: (VADDecision) -> Void, onTalk: (TalkEvent) -> Void) -> JitterFrameKind {
         let kind = pcm.withUnsafeMutableBufferPointer { out in buffer.get(at: now, into: out, decoder: &decoder) }
