@@ -26,7 +26,7 @@ func vadBenchmarks() -> [Benchmark] {
     let seconds = 10
     let frames = seconds * 100
     var rows: [Benchmark] = []
-    for rate in [16_000, 48_000] {
+    for rate in [8_000, 16_000, 48_000] {
         let k = rate / 1000
         let audio = vadTestSignal(rate: rate, seconds: seconds)
         let pcm = audio.map { Int16(clampingFloat: $0) }
