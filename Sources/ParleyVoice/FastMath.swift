@@ -96,3 +96,26 @@ func dot8(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) -> Flo
 /// sqrt for x >= 0 (the stdlib's `squareRoot` is an IEEE instruction, exact and portable).
 @inline(__always)
 func root(_ x: Float) -> Float { max(x, 0).squareRoot() }
+
+/// ``fastLog2`` of four values: the same guards, reduction and polynomial per lane, so each lane
+/// is the scalar function's result bit for bit.
+@inline(__always)
+func fastLog2x4(_ x: SIMD4<Float>) -> SIMD4<Float> {
+    let bits = unsafeBitCast(x, to: SIMD4<UInt32>.self)
+    let exponent = SIMD4<Float>(SIMD4<Int32>(truncatingIfNeeded: (bits &>> 23) & 0xFF) &- 127)
+    var m = unsafeBitCast((bits & 0x007F_FFFF) | 0x3F80_0000, to: SIMD4<Float>.self)
+    var e = exponent
+    let high = m .> 1.41421356
+    m.replace(with: m * 0.5, where: high)
+    e.replace(with: e + 1, where: high)
+    let t = (m - 1) / (m + 1)
+    let t2 = t * t
+    let series = t * (2.885390081777927 + t2 * (0.961796693925976 + t2 * (0.577078016355585 + t2 * 0.412198583111771)))
+    var r = e + series
+    // The scalar guards, in the same priority: not normal (or NaN compares false) -> -126
+    // unless NaN/inf -> 128. x >= leastNormal fails for NaN, so the scalar returns -126 for NaN.
+    let notFinite = (bits & 0x7F80_0000) .== 0x7F80_0000
+    r.replace(with: 128, where: notFinite)
+    r.replace(with: -126, where: .!(x .>= Float.leastNormalMagnitude))
+    return r
+}

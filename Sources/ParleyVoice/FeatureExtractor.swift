@@ -87,11 +87,10 @@ final class FrontEndBuffers {
     let base: UnsafeMutablePointer<Float>
     let window: UnsafeMutablePointer<Float>      // 512 newest samples
     let hann: UnsafeMutablePointer<Float>         // 512
-    let windowed: UnsafeMutablePointer<Float>     // 512
     let re: UnsafeMutablePointer<Float>           // 257
     let im: UnsafeMutablePointer<Float>           // 257
     let power: UnsafeMutablePointer<Float>        // 257
-    let logPower: UnsafeMutablePointer<Float>     // 257 (speech band used)
+    let logPower: UnsafeMutablePointer<Float>     // 257 (bins 8..<128 used: ln of the power)
     let prevLogPower: UnsafeMutablePointer<Float> // 257
     let acf: UnsafeMutablePointer<Float>          // 256
     let bandPower: UnsafeMutablePointer<Float>    // 10
@@ -105,7 +104,7 @@ final class FrontEndBuffers {
     let bandEdges: UnsafeMutablePointer<Int>      // FrontEnd.bandEdges, without array access in the loop
 
     init() {
-        let sizes = [512, 512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40]
+        let sizes = [512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40]
         let total = sizes.reduce(0, +)
         let memory = UnsafeMutablePointer<Float>.allocate(capacity: total)
         memory.initialize(repeating: 0, count: total)
@@ -113,7 +112,7 @@ final class FrontEndBuffers {
         base = memory
         var o = 0
         func take(_ n: Int) -> UnsafeMutablePointer<Float> { defer { o += n }; return memory + o }
-        window = take(512); hann = take(512); windowed = take(512)
+        window = take(512); hann = take(512)
         re = take(257); im = take(257); power = take(257); logPower = take(257); prevLogPower = take(257)
         acf = take(256); bandPower = take(10); smoothed = take(10); currentMin = take(10)
         subMins = take(80); noise = take(10); harmRing = take(30); features = take(VADFeature.count)
@@ -203,8 +202,7 @@ struct FeatureExtractor {
         s.sinceSilence = min(s.sinceSilence + 1, 1_000)
 
         // Spectrum of the last 32 ms.
-        for i in 0..<n { b.windowed[i] = w[i] * b.hann[i] }
-        fft512.forward(b.windowed, re: b.re, im: b.im)
+        fft512.forward(w, windowedBy: b.hann, re: b.re, im: b.im)
         // Scale so that the band powers add up to the mean square of a stationary signal.
         let scale: Float = 2 / (Float(n) * 192)    // sum of hann^2 over 512 = 192
         for k in 0..<FrontEnd.bins {
@@ -268,10 +266,21 @@ struct FeatureExtractor {
         let lowShare = min(max(decibels((low + FrontEnd.powerFloor) / (low + total + FrontEnd.powerFloor)), -60), 0)
 
         // Flatness and flux over 300-4000 Hz (natural-log units).
+        // The logs four bins at a time into `logPower` (bins 8..<128, a whole number of SIMD4
+        // blocks over 10..<128), then the sums in the scalar order.
+        do {
+            let pw = UnsafeRawPointer(b.power), lp = UnsafeMutableRawPointer(b.logPower)
+            var k = 8
+            while k < FrontEnd.speechHigh {
+                let p = pw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self) + FrontEnd.powerFloor
+                lp.storeBytes(of: fastLog2x4(p) * 0.6931472, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+                k += 4
+            }
+        }
         var sumLog: Float = 0, sumP: Float = 0, flux: Float = 0
         for k in FrontEnd.speechLow..<FrontEnd.speechHigh {
             let p = b.power[k] + FrontEnd.powerFloor
-            let l = fastLog2(p) * 0.6931472
+            let l = b.logPower[k]
             sumLog += l
             sumP += p
             let d = l - b.prevLogPower[k]
@@ -283,9 +292,18 @@ struct FeatureExtractor {
         flux = startup ? 0 : min(flux / speechBins, 10)
 
         // Harmonicity: autocorrelation at 8 kHz of the 150-4000 Hz magnitude spectrum.
-        for k in 0...128 {
-            b.re[k] = (k >= FrontEnd.harmLow && k < FrontEnd.harmHigh) ? root(b.power[k]) : 0
-            b.im[k] = 0
+        do {
+            let pw = UnsafeRawPointer(b.power), mag = UnsafeMutableRawPointer(b.re)
+            b.re.update(repeating: 0, count: FrontEnd.harmLow)
+            b.im.update(repeating: 0, count: 129)
+            var k = FrontEnd.harmLow      // 5..<129 in SIMD4 blocks, then bin 128 back to 0
+            while k < 129 {
+                let p = pw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+                let r = p.replacing(with: 0, where: .!(p .> 0)).squareRoot()   // root(): max(p, 0)
+                mag.storeBytes(of: r, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+                k += 4
+            }
+            b.re[128] = 0
         }
         fft256.inverse(re: b.re, im: b.im, output: b.acf)
         var harm: Float = 0

@@ -62,9 +62,69 @@ final class RealFFT {
     }
 
     /// In-place complex FFT of `zr`/`zi` (already in bit-reversed order), sign -1 or +1.
+    ///
+    /// The first two radix-2 stages run together on groups of four points in registers, the
+    /// others four butterflies at a time in SIMD4 lanes. Every lane does exactly the scalar
+    /// butterfly's operations in the same order (`x * w - y * w'` etc., no fused multiply-add),
+    /// so the result is the same bit for bit as a scalar radix-2 loop.
+    @inline(__always)
     private func complexFFT(inverse: Bool) {
         let sign: Float = inverse ? -1 : 1
-        // First stage: twiddle 1.
+        let zr = self.zr, zi = self.zi, half = self.half
+        if half < 8 {
+            scalarStages(sign: sign)
+            return
+        }
+        // Stages h = 1 and h = 2 on each group of four.
+        let w1r = cosTable[1 + 1], w1i = sign * sinTable[1 + 1]   // twiddle j = 1 of stage h = 2
+        let w0r = cosTable[1], w0i = sign * sinTable[1]           // twiddle j = 0 of stage h = 2
+        var a = 0
+        while a < half {
+            let r0 = zr[a], r1 = zr[a + 1], r2 = zr[a + 2], r3 = zr[a + 3]
+            let i0 = zi[a], i1 = zi[a + 1], i2 = zi[a + 2], i3 = zi[a + 3]
+            // h = 1
+            let s0r = r0 + r1, s0i = i0 + i1, s1r = r0 - r1, s1i = i0 - i1
+            let s2r = r2 + r3, s2i = i2 + i3, s3r = r2 - r3, s3i = i2 - i3
+            // h = 2: (s0, s2) with twiddle 0, (s1, s3) with twiddle 1
+            let t0r = s2r * w0r - s2i * w0i, t0i = s2r * w0i + s2i * w0r
+            let t1r = s3r * w1r - s3i * w1i, t1i = s3r * w1i + s3i * w1r
+            zr[a] = s0r + t0r; zi[a] = s0i + t0i
+            zr[a + 2] = s0r - t0r; zi[a + 2] = s0i - t0i
+            zr[a + 1] = s1r + t1r; zi[a + 1] = s1i + t1i
+            zr[a + 3] = s1r - t1r; zi[a + 3] = s1i - t1i
+            a += 4
+        }
+        let rr = UnsafeMutableRawPointer(zr), ri = UnsafeMutableRawPointer(zi)
+        let cr = UnsafeRawPointer(cosTable), sr = UnsafeRawPointer(sinTable)
+        var h = 4
+        while 2 * h <= half {
+            var start = 0
+            while start < half {
+                var j = 0
+                while j < h {
+                    let oa = (start + j) * 4, ob = (start + h + j) * 4, ow = (h - 1 + j) * 4
+                    let wr = cr.loadUnaligned(fromByteOffset: ow, as: SIMD4<Float>.self)
+                    let wi = sign * sr.loadUnaligned(fromByteOffset: ow, as: SIMD4<Float>.self)
+                    let xr = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                    let xi = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                    let tr = xr * wr - xi * wi
+                    let ti = xr * wi + xi * wr
+                    let ur = rr.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
+                    let ui = ri.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
+                    rr.storeBytes(of: ur - tr, toByteOffset: ob, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: ui - ti, toByteOffset: ob, as: SIMD4<Float>.self)
+                    rr.storeBytes(of: ur + tr, toByteOffset: oa, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: ui + ti, toByteOffset: oa, as: SIMD4<Float>.self)
+                    j += 4
+                }
+                start += 2 * h
+            }
+            h <<= 1
+        }
+    }
+
+    /// The plain radix-2 stages (lengths below 8, where the SIMD path does not apply).
+    private func scalarStages(sign: Float) {
         var a = 0
         while a < half {
             let br = zr[a + 1], bi = zi[a + 1]
@@ -102,21 +162,64 @@ final class RealFFT {
             zi[r] = input[2 * i + 1]
         }
         complexFFT(inverse: false)
+        split(re: re, im: im)
+    }
+
+    /// Forward transform of `input[i] * window[i]`, i < n: the same as ``forward(_:re:im:)`` on
+    /// the product, without a windowed copy.
+    func forward(_ input: UnsafePointer<Float>, windowedBy window: UnsafePointer<Float>,
+                 re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>) {
+        for i in 0..<half {
+            let r = Int(bitReverse[i])
+            zr[r] = input[2 * i] * window[2 * i]
+            zi[r] = input[2 * i + 1] * window[2 * i + 1]
+        }
+        complexFFT(inverse: false)
+        split(re: re, im: im)
+    }
+
+    /// The split step of the forward transform, four bins at a time (each lane the scalar
+    /// formula's operations in order).
+    @inline(__always)
+    private func split(re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>) {
+        let zr = self.zr, zi = self.zi, half = self.half
         // Split: X[k] = (Z[k] + conj Z[N/2-k]) / 2 + W^k (Z[k] - conj Z[N/2-k]) / (2i)
         re[0] = zr[0] + zi[0]; im[0] = 0
         re[half] = zr[0] - zi[0]; im[half] = 0
-        if half > 1 {
-            for k in 1..<half {
-                let ar = zr[k], ai = zi[k]
-                let br = zr[half - k], bi = -zi[half - k]
-                let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)      // even part
-                let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)      // (Z - conj Z') / 2
-                // odd part = -i * d
+        var k = 1
+        if half >= 8 {
+            let rr = UnsafeRawPointer(zr), ri = UnsafeRawPointer(zi)
+            let cr = UnsafeRawPointer(splitCos), sr = UnsafeRawPointer(splitSin)
+            let outR = UnsafeMutableRawPointer(re), outI = UnsafeMutableRawPointer(im)
+            while k + 4 <= half {
+                let o = k * 4, ob = (half - k - 3) * 4
+                let ar = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let ai = ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let brv = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                let biv = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                let br = SIMD4(brv[3], brv[2], brv[1], brv[0])
+                let bi = -SIMD4(biv[3], biv[2], biv[1], biv[0])
+                let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
+                let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
                 let or_ = di, oi = -dr
-                let wr = splitCos[k], wi = splitSin[k]
-                re[k] = er + (or_ * wr - oi * wi)
-                im[k] = ei + (or_ * wi + oi * wr)
+                let wr = cr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let wi = sr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                outR.storeBytes(of: er + (or_ * wr - oi * wi), toByteOffset: o, as: SIMD4<Float>.self)
+                outI.storeBytes(of: ei + (or_ * wi + oi * wr), toByteOffset: o, as: SIMD4<Float>.self)
+                k += 4
             }
+        }
+        while k < half {
+            let ar = zr[k], ai = zi[k]
+            let br = zr[half - k], bi = -zi[half - k]
+            let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)      // even part
+            let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)      // (Z - conj Z') / 2
+            // odd part = -i * d
+            let or_ = di, oi = -dr
+            let wr = splitCos[k], wi = splitSin[k]
+            re[k] = er + (or_ * wr - oi * wi)
+            im[k] = ei + (or_ * wi + oi * wr)
+            k += 1
         }
     }
 
@@ -125,7 +228,34 @@ final class RealFFT {
     func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
         // Rebuild Z[k] = E[k] + i O[k], E[k] = (X[k] + conj X[N/2-k]) / 2,
         // O[k] = (X[k] - conj X[N/2-k]) * conj(W^k) / 2.
-        for k in 0..<half {
+        var k = 0
+        if half >= 8 {
+            let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im)
+            let cr = UnsafeRawPointer(splitCos), sr = UnsafeRawPointer(splitSin)
+            let bitReverse = self.bitReverse, zr = self.zr, zi = self.zi
+            while k + 4 <= half {
+                let o = k * 4, ob = (half - k - 3) * 4
+                let ar = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let ai = ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let brv = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                let biv = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                let br = SIMD4(brv[3], brv[2], brv[1], brv[0])
+                let bi = -SIMD4(biv[3], biv[2], biv[1], biv[0])
+                let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
+                let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
+                let wr = cr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let wi = -sr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                let or_ = dr * wr - di * wi, oi = dr * wi + di * wr
+                let vr = er - oi, vi = ei + or_
+                for l in 0..<4 {
+                    let r = Int(bitReverse[k + l])
+                    zr[r] = vr[l]
+                    zi[r] = vi[l]
+                }
+                k += 4
+            }
+        }
+        while k < half {
             let ar = re[k], ai = im[k]
             let br = re[half - k], bi = -im[half - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
@@ -135,6 +265,7 @@ final class RealFFT {
             let r = Int(bitReverse[k])
             zr[r] = er - oi
             zi[r] = ei + or_
+            k += 1
         }
         complexFFT(inverse: true)
         let scale = 1 / Float(half)

@@ -9,16 +9,19 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
     let inputs = VADModelWeights.inputCount
     let hidden1 = VADModelWeights.hidden1
     let hidden2 = VADModelWeights.hidden2
-    /// Layer widths padded to a multiple of 8: the hidden layers' weight rows are zero-padded
-    /// so each neuron is a SIMD8 dot product, and the scratch vectors alike.
+    /// Layer widths padded to a multiple of 8: the hidden layers' weights are zero-padded so each
+    /// block of eight neurons is SIMD8 work, and the scratch vectors alike.
     private let inputStride: Int
     private let hidden1Stride: Int
     private let hidden2Stride: Int
     private let memory: UnsafeMutablePointer<Float>
     private let mean: UnsafeMutablePointer<Float>
     private let invStd: UnsafeMutablePointer<Float>
-    private let w1: UnsafeMutablePointer<Float>, b1: UnsafeMutablePointer<Float>
-    private let w2: UnsafeMutablePointer<Float>, b2: UnsafeMutablePointer<Float>
+    /// The hidden layers, transposed in blocks of eight neurons for ``dense(_:_:_:inputStride:blocks:_:)``:
+    /// `[(block * inputStride + i) * 8 + lane]` is the weight of input `i` in neuron
+    /// `8 * block + lane` (zero for padding); the biases padded to whole blocks.
+    private let w1t: UnsafeMutablePointer<Float>, b1: UnsafeMutablePointer<Float>
+    private let w2t: UnsafeMutablePointer<Float>, b2: UnsafeMutablePointer<Float>
     private let w3: UnsafeMutablePointer<Float>
     private let b3: Float
     /// Weight of the previous frame's logit in the output's one-pole smoother (0 = none).
@@ -36,31 +39,63 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
         inputStride = padded(W.inputCount)
         hidden1Stride = padded(W.hidden1)
         hidden2Stride = padded(W.hidden2)
-        let sizes = [W.inputCount, W.inputCount, W.hidden1 * inputStride, W.hidden1,
-                     W.hidden2 * hidden1Stride, W.hidden2, W.hidden2]
+        let sizes = [W.inputCount, W.inputCount, hidden1Stride * inputStride, hidden1Stride,
+                     hidden2Stride * hidden1Stride, hidden2Stride, W.hidden2]
         let m = UnsafeMutablePointer<Float>.allocate(capacity: sizes.reduce(0, +))
         m.initialize(repeating: 0, count: sizes.reduce(0, +))
         memory = m
         var starts: [UnsafeMutablePointer<Float>] = []
         var o = 0
         for n in sizes { starts.append(m + o); o += n }
-        mean = starts[0]; invStd = starts[1]; w1 = starts[2]; b1 = starts[3]
-        w2 = starts[4]; b2 = starts[5]; w3 = starts[6]
+        mean = starts[0]; invStd = starts[1]; w1t = starts[2]; b1 = starts[3]
+        w2t = starts[4]; b2 = starts[5]; w3 = starts[6]
         for i in 0..<W.inputCount { mean[i] = W.mean[i]; invStd[i] = W.invStd[i] }
         for j in 0..<W.hidden1 {
             b1[j] = W.b1[j]
-            for i in 0..<W.inputCount { w1[j * inputStride + i] = W.w1[j * W.inputCount + i] }
+            for i in 0..<W.inputCount { w1t[((j / 8) * inputStride + i) * 8 + j % 8] = W.w1[j * W.inputCount + i] }
         }
         for j in 0..<W.hidden2 {
             b2[j] = W.b2[j]
             w3[j] = W.w3[j]
-            for i in 0..<W.hidden1 { w2[j * hidden1Stride + i] = W.w2[j * W.hidden1 + i] }
+            for i in 0..<W.hidden1 { w2t[((j / 8) * hidden1Stride + i) * 8 + j % 8] = W.w2[j * W.hidden1 + i] }
         }
         b3 = W.b3
         smoothing = W.outputSmoothing
     }
 
     deinit { memory.deallocate() }
+
+    /// One dense layer, eight neurons at a time: `out[j] = bias[j] + x . w_j` over the padded
+    /// input width. Each lane adds its products exactly as ``dot8`` does for one neuron (chunks
+    /// of eight inputs alternating between two partial sums, the two summed, then the eight
+    /// positions in order, then the bias), so the result is the same bit for bit as a ``dot8``
+    /// per neuron, without a horizontal sum per neuron.
+    @inline(__always)
+    private func dense(_ wt: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ x: UnsafePointer<Float>,
+                       inputStride: Int, blocks: Int, _ out: UnsafeMutablePointer<Float>) {
+        let chunks = inputStride / 8
+        for block in 0..<blocks {
+            let wb = UnsafeRawPointer(wt) + block * inputStride * 32
+            var total = SIMD8<Float>()
+            for lane in 0..<8 {
+                var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+                var c = 0
+                while c + 2 <= chunks {
+                    let i = c * 8 + lane
+                    a0 += x[i] * wb.loadUnaligned(fromByteOffset: i * 32, as: SIMD8<Float>.self)
+                    a1 += x[i + 8] * wb.loadUnaligned(fromByteOffset: (i + 8) * 32, as: SIMD8<Float>.self)
+                    c += 2
+                }
+                if c < chunks {
+                    let i = c * 8 + lane
+                    a0 += x[i] * wb.loadUnaligned(fromByteOffset: i * 32, as: SIMD8<Float>.self)
+                }
+                total += a0 + a1
+            }
+            let b = UnsafeRawPointer(bias).loadUnaligned(fromByteOffset: block * 32, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(out).storeBytes(of: b + total, toByteOffset: block * 32, as: SIMD8<Float>.self)
+        }
+    }
 
     /// ``fastTanh`` of `v[0..<n]` in place, eight at a time (the same operations, so the same
     /// results as the scalar function).
@@ -85,11 +120,9 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
                 x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
             }
             for i in inputs..<inputStride { x[i] = 0 }
-            for j in 0..<hidden1 { h1[j] = b1[j] + dot8(w1 + j * inputStride, x, inputStride) }
-            for i in hidden1..<hidden1Stride { h1[i] = 0 }
+            dense(w1t, b1, x, inputStride: inputStride, blocks: hidden1Stride / 8, h1)   // padding: 0
             tanhInPlace(h1, hidden1Stride)                 // tanh(0) = 0 keeps the padding at 0
-            for j in 0..<hidden2 { h2[j] = b2[j] + dot8(w2 + j * hidden1Stride, h1, hidden1Stride) }
-            for i in hidden2..<hidden2Stride { h2[i] = 0 }
+            dense(w2t, b2, h1, inputStride: hidden1Stride, blocks: hidden2Stride / 8, h2)
             tanhInPlace(h2, hidden2Stride)
             var out = b3
             for i in 0..<hidden2 { out += w3[i] * h2[i] }
