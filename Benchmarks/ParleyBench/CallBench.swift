@@ -9,7 +9,10 @@
 //   voice-activity bits (Parley senders set them from their VAD on the clean capture) instead
 //   of running the VAD on every received stream (VoiceActivitySource.senderAudioLevel).
 // - call/receive-streams-without-vad: no talking detection at all, to show where the time goes.
-// - call/receive-ratio-*: the same three ratios measured pairwise: each sample decodes the
+// - call/receive-ratio-webrtc-vad: the pipeline without talking detection plus WebRTC's GMM VAD
+//   (libwebrtc-audio-processing, mode 1, every 10 ms) on the decoded audio: what running even
+//   the cheapest common VAD on every received stream costs.
+// - call/receive-ratio-*: the ratios measured pairwise: each sample decodes the
 //   stream alone, runs the pipeline, decodes alone again, and gives pipeline / mean of the two
 //   bounds; the row is the median of those ratios. On a shared machine whose speed drifts
 //   between rows, this is the figure to quote (the ratio column of the rows above divides
@@ -27,6 +30,7 @@ import ParleyCall
 import ParleyCodecs
 import ParleyJitter
 import ParleyRTP
+import CWebRTCVAD
 
 private func callThreadCPUNanoseconds() -> Int64 {
     var t = timespec()
@@ -107,7 +111,22 @@ private func decodeOnlyStreams() -> Double {
     return streamsPerCore(mediaSeconds: s.seconds, cpuNanoseconds: cpu)
 }
 
-private func receiveStreams(analysis: Bool, source: VoiceActivitySource = .local) -> Double {
+/// `receiveStreams` without Parley's talking detection, with WebRTC's VAD on each decoded frame.
+private func receiveStreamsWithWebRTCVAD() -> Double {
+    guard let vad = WebRtcVad_Create() else { return .nan }
+    defer { WebRtcVad_Free(vad) }
+    _ = WebRtcVad_Init(vad)
+    _ = WebRtcVad_set_mode(vad, 1)
+    var voiced = 0
+    let streams = receiveStreams(analysis: false) { pcm in
+        voiced &+= Int(max(0, WebRtcVad_Process(vad, 16_000, pcm.baseAddress!, pcm.count)))
+    }
+    blackHole(voiced)
+    return streams
+}
+
+private func receiveStreams(analysis: Bool, source: VoiceActivitySource = .local,
+                            sink: (UnsafeBufferPointer<Int16>) -> Void = { _ in }) -> Double {
     let s = callBenchStream
     guard !s.datagrams.isEmpty else { return .nan }
     var configuration = AudioReceiveConfiguration()
@@ -127,7 +146,7 @@ private func receiveStreams(analysis: Bool, source: VoiceActivitySource = .local
             s.datagrams[next].withUnsafeBytes { receiver.receive($0, at: s.arrivals[next]) }
             next += 1
         }
-        receiver.playout(at: now, sink: { _ in }, onDecision: { _ in decisions += 1 }, onTalk: { _ in talks += 1 })
+        receiver.playout(at: now, sink: sink, onDecision: { _ in decisions += 1 }, onTalk: { _ in talks += 1 })
     }
     let cpu = callThreadCPUNanoseconds() - start
     blackHole(talks &+ decisions)
@@ -136,9 +155,9 @@ private func receiveStreams(analysis: Bool, source: VoiceActivitySource = .local
 
 /// Pipeline streams per core over the decode-only bound, measured back to back (bound,
 /// pipeline, bound) so that a change of machine speed between rows does not enter the ratio.
-private func pairedReceiveRatio(analysis: Bool, source: VoiceActivitySource = .local) -> Double {
+private func pairedReceiveRatio(_ pipelineStreams: () -> Double) -> Double {
     let before = decodeOnlyStreams()
-    let pipeline = receiveStreams(analysis: analysis, source: source)
+    let pipeline = pipelineStreams()
     let after = decodeOnlyStreams()
     return pipeline / ((before + after) / 2)
 }
@@ -224,11 +243,16 @@ func callBenchmarks() -> [Benchmark] {
                   metric: { receiveStreams(analysis: true, source: .senderAudioLevel) }),
         Benchmark(name: "call/receive-streams-without-vad", unit: .streams, baseline: "call/receive-streams-opus-decode-bound",
                   metric: { receiveStreams(analysis: false) }),
-        Benchmark(name: "call/receive-ratio-local-vad", unit: .ratio) { pairedReceiveRatio(analysis: true) },
-        Benchmark(name: "call/receive-ratio-sender-vad", unit: .ratio) {
-            pairedReceiveRatio(analysis: true, source: .senderAudioLevel)
+        Benchmark(name: "call/receive-ratio-local-vad", unit: .ratio) {
+            pairedReceiveRatio { receiveStreams(analysis: true) }
         },
-        Benchmark(name: "call/receive-ratio-without-vad", unit: .ratio) { pairedReceiveRatio(analysis: false) },
+        Benchmark(name: "call/receive-ratio-sender-vad", unit: .ratio) {
+            pairedReceiveRatio { receiveStreams(analysis: true, source: .senderAudioLevel) }
+        },
+        Benchmark(name: "call/receive-ratio-webrtc-vad", unit: .ratio) { pairedReceiveRatio(receiveStreamsWithWebRTCVAD) },
+        Benchmark(name: "call/receive-ratio-without-vad", unit: .ratio) {
+            pairedReceiveRatio { receiveStreams(analysis: false) }
+        },
         Benchmark(name: "call/soak-unaccounted-frames", unit: .percent) {
             let s = soak
             return s.sentFrames == 0 ? .nan : Double(s.unaccountedFrames) / Double(s.sentFrames) * 100
