@@ -18,10 +18,21 @@ final class Resampler {
     /// `tapsPerPhase - 1 - j` samples before the newest), so each output is a forward dot product
     /// over contiguous history; `tapsPerPhase` is a multiple of 8 for the SIMD loop.
     private let taps: UnsafeMutablePointer<Float>
-    private let ring: Int                                // ring length: tapsPerPhase + 1
-    private let history: UnsafeMutablePointer<Float>   // double-written ring of 2 * ring
-    private var head = 0                                 // index of the newest sample in the ring
+    /// Linear history: the last `keep = tapsPerPhase - 1` inputs, then room for a block of up to
+    /// ``maxBlock`` new ones at ``input``; after a block the newest `keep` move to the front.
+    private let keep: Int
+    private let buffer: UnsafeMutablePointer<Float>
+    /// Where the caller writes a block of new inputs (up to ``maxBlock``) before ``run(_:into:)``.
+    let input: UnsafeMutablePointer<Float>
+    /// Room for the outputs of one block (at most `2 * maxBlock + 1`).
+    let output: UnsafeMutablePointer<Float>
+    /// Per output of the block being run: its filter phase and the start of its window in `buffer`.
+    private let phases: UnsafeMutablePointer<Int32>
+    private let starts: UnsafeMutablePointer<Int32>
     private var acc: Int                                 // next output position relative to newest input
+
+    /// The most inputs one ``run(_:into:)`` takes.
+    static let maxBlock = 960
 
     var isPassThrough: Bool { up == 1 && down == 1 }
 
@@ -35,9 +46,14 @@ final class Resampler {
         tapsPerPhase = (up == 1 && down == 1) ? 1 : 32 * max(up, down) / up
         let total = up * tapsPerPhase
         taps = .allocate(capacity: total)
-        ring = tapsPerPhase + 1
-        history = .allocate(capacity: 2 * ring)
-        history.initialize(repeating: 0, count: 2 * ring)
+        keep = tapsPerPhase - 1
+        buffer = .allocate(capacity: keep + Self.maxBlock)
+        buffer.initialize(repeating: 0, count: keep + Self.maxBlock)
+        input = buffer + keep
+        output = .allocate(capacity: 2 * Self.maxBlock + 2)
+        output.initialize(repeating: 0, count: 2 * Self.maxBlock + 2)
+        phases = .allocate(capacity: 2 * Self.maxBlock + 2)
+        starts = .allocate(capacity: 2 * Self.maxBlock + 2)
         acc = up
         // Prototype low-pass at the upsampled rate: cutoff (cycles per upsampled sample).
         let cutoff = 0.45 / Double(max(up, down))
@@ -62,38 +78,72 @@ final class Resampler {
         precondition(total == 1 || tapsPerPhase % 8 == 0, "the SIMD filter loop needs a multiple of 8 taps")
     }
 
-    deinit { taps.deallocate(); history.deallocate() }
+    deinit {
+        taps.deallocate(); buffer.deallocate(); output.deallocate(); phases.deallocate(); starts.deallocate()
+    }
 
     func copy() -> Resampler {
         let c = Resampler(inputRate: inputRate, outputRate: outputRate)
-        c.history.update(from: history, count: 2 * ring)
-        c.head = head
+        c.buffer.update(from: buffer, count: keep)
         c.acc = acc
         return c
     }
 
     func reset() {
-        history.update(repeating: 0, count: 2 * ring)
-        head = 0
+        buffer.update(repeating: 0, count: keep)
         acc = up
     }
 
-    /// Pushes one input sample; calls `emit` for each output sample it completes (0, 1 or 2).
-    @inline(__always)
-    func push(_ x: Float, _ emit: (Float) -> Void) {
-        if up == 1 && down == 1 { emit(x); return }
-        head += 1
-        if head == ring { head = 0 }
-        history[head] = x
-        history[head + ring] = x
-        acc -= up
-        while acc < up {
-            // Output at upsampled position newest * L + acc (0 <= acc < L): it uses inputs up to
-            // the newest, through the filter phase `acc`.
-            // x[newest - k] for k in 0..<tapsPerPhase; newest sits at head and head + ring, so
-            // the window oldest...newest is contiguous from head + ring - tapsPerPhase + 1.
-            emit(dot8(taps + acc * tapsPerPhase, history + (head + ring - tapsPerPhase + 1), tapsPerPhase))
-            acc += down
+    /// Resamples the `count` (<= ``maxBlock``) inputs written at ``input`` into `out`; returns
+    /// how many outputs it wrote (at most `2 * count + 1`).
+    ///
+    /// Each output is the same ``dot8`` of one filter phase with the window of the last
+    /// `tapsPerPhase` inputs that a sample-by-sample filter would compute; four outputs at a
+    /// time run interleaved (independent, so the dot products overlap), with the same result.
+    func run(_ count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
+        precondition(count <= Self.maxBlock)
+        if up == 1 && down == 1 {
+            out.update(from: input, count: count)
+            return count
         }
+        // Which outputs this block completes: input i (newest at buffer[keep + i]) completes the
+        // outputs at upsampled positions i * L + acc, 0 <= acc < L, through phase `acc`; the window
+        // oldest...newest is buffer[i ..< i + tapsPerPhase].
+        var n = 0
+        var a = acc
+        for i in 0..<count {
+            a -= up
+            while a < up {
+                phases[n] = Int32(a)
+                starts[n] = Int32(i)
+                n += 1
+                a += down
+            }
+        }
+        acc = a
+        let t = tapsPerPhase
+        var q = 0
+        while q + 4 <= n {
+            let r = dot8x4(taps + Int(phases[q]) * t, buffer + Int(starts[q]),
+                           taps + Int(phases[q + 1]) * t, buffer + Int(starts[q + 1]),
+                           taps + Int(phases[q + 2]) * t, buffer + Int(starts[q + 2]),
+                           taps + Int(phases[q + 3]) * t, buffer + Int(starts[q + 3]), t)
+            out[q] = r.0; out[q + 1] = r.1; out[q + 2] = r.2; out[q + 3] = r.3
+            q += 4
+        }
+        while q < n {
+            out[q] = dot8(taps + Int(phases[q]) * t, buffer + Int(starts[q]), t)
+            q += 1
+        }
+        buffer.update(from: buffer + count, count: keep)
+        return n
+    }
+
+    /// Pushes one input sample; calls `emit` for each output sample it completes (0, 1 or 2).
+    /// (Sample-by-sample convenience over ``run(_:into:)``; the detector feeds blocks.)
+    func push(_ x: Float, _ emit: (Float) -> Void) {
+        input[0] = x
+        let n = run(1, into: output)
+        for i in 0..<n { emit(output[i]) }
     }
 }

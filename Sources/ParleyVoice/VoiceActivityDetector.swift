@@ -231,13 +231,32 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
                 }
             }
         } else {
+            // Blocks: sanitise into the resampler's input, resample, then hand the outputs to
+            // the hop slot, analysing each hop as it completes.
             let r = resampler
-            for x in samples {
-                var v: Float = 0
-                if x.isFinite { v = min(max(x, -4), 4) } else { bad += 1 }
-                r.push(v) { y in
-                    slot[filled] = y
-                    filled += 1
+            let dst = r.input, out = r.output
+            var i = 0
+            let n = samples.count
+            guard let src = samples.baseAddress else { return }
+            while i < n {
+                let take = min(Resampler.maxBlock, n - i)
+                for j in 0..<take {
+                    let x = src[i + j]
+                    if x.isFinite {
+                        dst[j] = min(max(x, -4), 4)
+                    } else {
+                        dst[j] = 0
+                        bad += 1
+                    }
+                }
+                i += take
+                let produced = r.run(take, into: out)
+                var o = 0
+                while o < produced {
+                    let m = min(hop - filled, produced - o)
+                    (slot + filled).update(from: out + o, count: m)
+                    filled += m
+                    o += m
                     if filled == hop {
                         extractor.state.filled = 0
                         filled = 0
