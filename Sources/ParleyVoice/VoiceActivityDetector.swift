@@ -171,6 +171,8 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     var resampler: Resampler
     var extractor = FeatureExtractor()
     let model = VADModel.shared
+    let recurrent = VADRecurrent.shared
+    var recurrentState = VADRecurrentState()
     var nonFinite = 0
     var previousLogit: Float = 0
     /// Whether the previous frame was analysed (its logit is the smoother's state).
@@ -189,6 +191,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         c.nonFinite = nonFinite
         c.previousLogit = previousLogit
         c.smootherPrimed = smootherPrimed
+        c.recurrentState = recurrentState
         return c
     }
 
@@ -198,6 +201,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         nonFinite = 0
         previousLogit = 0
         smootherPrimed = false
+        recurrentState = VADRecurrentState()
     }
 
     func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
@@ -278,8 +282,13 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
             p = 0
             smootherPrimed = false
         } else {
-            var logit = model.logit(extractor.buffers.features)
-            let a = model.smoothing
+            // The decision's logit: the GRU's, or its blend with the MLP's (VADRecurrentWeights.share).
+            // Digital silence above leaves the GRU's state as it was.
+            let features = extractor.buffers.features
+            let share = recurrent.share
+            var logit = recurrent.logit(features, &recurrentState)
+            if share < 1 { logit = share * logit + (1 - share) * model.logit(features) }
+            let a = recurrent.smoothing
             if a > 0 && smootherPrimed { logit = a * previousLogit + (1 - a) * logit }
             previousLogit = logit
             smootherPrimed = true

@@ -396,12 +396,18 @@ def smooth(z, alpha):
 
 
 def evaluate(model, mean, inv, items, alpha, thr=0.5):
-    rows = {}
     for i in items:
         Xs = np.clip((i["X"] - mean) * inv, -8, 8)
         z, _ = model.forward(Xs)
-        p = 1 / (1 + np.exp(-smooth(z, alpha)))
-        i["p"] = p
+        i["p"] = 1 / (1 + np.exp(-smooth(z, alpha)))
+    return tabulate(items, thr)
+
+
+def tabulate(items, thr=0.5):
+    """Per (split, group) precision/recall/F1 or share of frames flagged, from each item's "p"."""
+    rows = {}
+    for i in items:
+        p = i["p"]
         key = (i["split"], i["group"] if i["group"] != "synmix" else f"synmix{i.get('snr', '')}")
         r = rows.setdefault(key, [0, 0, 0, 0, 0])
         pred = p >= thr; y = i["y"] > 0.5
@@ -455,6 +461,55 @@ enum VADModelWeights {{
 """)
 
 
+def load_items(a):
+    """The clips with features and labels: WORK/items.pkl with --reuse, else collected, mixed and
+    extracted (and saved there)."""
+    import pickle
+    if a.reuse:
+        return pickle.load(open(f"{a.work}/items.pkl", "rb"))
+    items = collect(a.corpus, a.work, a.mixer == 2)
+    mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
+    kw = dict(music_share=a.music_share) if a.mixer == 2 else {}
+    items += mix(items, a.work, "train", a.mixtures, 1, **kw)
+    items += mix(items, a.work, "val", a.mixtures // 4, 2, **kw)
+    print(f"{len(items)} clips; extracting features", flush=True)
+    features(items, a.work, a.tool)
+    with open(f"{a.work}/items.pkl", "wb") as f:
+        pickle.dump([{k: v for k, v in i.items() if k != "labels"} for i in items], f)
+    return items
+
+
+def fit_items(items, final):
+    splits = ("train", "val") if final else ("train",)
+    return [i for i in items if i["split"] in splits and i["group"] in ("speech", "music", "noise", "mix", "synmix")]
+
+
+def frame_weights(fit, weights, sub=1):
+    """Per-clip arrays of loss weights (every `sub`th frame): each group of clips gets its share
+    (`weights`: speech, corpus mixtures, synthetic mixtures, music, noise); within a group long
+    clips count less than in proportion; frames marked "ignore" get 0; then the two classes are
+    balanced and the mean weight is 1."""
+    group_weight = dict(zip(("speech", "mix", "synmix", "music", "noise"), (float(v) for v in weights.split(","))))
+    totals = {}
+    for i in fit: totals[i["group"]] = totals.get(i["group"], 0) + len(i["y"][::sub])
+    w = []
+    for i in fit:
+        cw = group_weight[i["group"]] / totals[i["group"]] * (min(len(i["y"]), 3000) / len(i["y"])) ** 0.5
+        wi = np.full(len(i["y"][::sub]), cw)
+        if "ignore" in i: wi[i["ignore"][: len(i["y"])][::sub]] = 0
+        w.append(wi)
+    y = np.concatenate([i["y"][::sub] for i in fit]) > 0.5
+    allw = np.concatenate(w)
+    pos = allw[y].sum(); neg = allw[~y].sum()
+    out, k = [], 0
+    for wi in w:
+        yi = y[k:k + len(wi)]; k += len(wi)
+        wi = wi.copy(); wi[yi] *= neg / pos
+        out.append(wi)
+    scale = len(allw) / sum(wi.sum() for wi in out)
+    return [wi * scale for wi in out]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", required=True)
@@ -479,39 +534,13 @@ def main():
     ap.add_argument("--out", default=f"{ROOT}/Sources/ParleyVoice/VADModelWeights.swift")
     a = ap.parse_args()
     assert "real-dev" not in a.corpus and "real-dev" not in a.work
-    import pickle
-    if a.reuse:
-        items = pickle.load(open(f"{a.work}/items.pkl", "rb"))
-    else:
-        items = collect(a.corpus, a.work, a.mixer == 2)
-        mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
-        kw = dict(music_share=a.music_share) if a.mixer == 2 else {}
-        items += mix(items, a.work, "train", a.mixtures, 1, **kw)
-        items += mix(items, a.work, "val", a.mixtures // 4, 2, **kw)
-        print(f"{len(items)} clips; extracting features", flush=True)
-        features(items, a.work, a.tool)
-        with open(f"{a.work}/items.pkl", "wb") as f:
-            pickle.dump([{k: v for k, v in i.items() if k != "labels"} for i in items], f)
+    items = load_items(a)
     for i in items:
         i["y"] = fill_gaps(i["y"], a.gap)
     sub = a.subsample
-    fit_splits = ("train", "val") if a.final else ("train",)
-    fit = [i for i in items if i["split"] in fit_splits and i["group"] in ("speech", "music", "noise", "mix", "synmix")]
-    group_weight = dict(zip(("speech", "mix", "synmix", "music", "noise"), (float(v) for v in a.weights.split(","))))
+    fit = fit_items(items, a.final)
     X = np.concatenate([i["X"][::sub] for i in fit]); y = np.concatenate([i["y"][::sub] for i in fit])
-    w = []
-    totals = {}
-    for i in fit: totals[i["group"]] = totals.get(i["group"], 0) + len(i["y"][::sub])
-    for i in fit:
-        # Each group gets its share; within a group long clips count less than proportionally.
-        cw = group_weight[i["group"]] / totals[i["group"]] * (min(len(i["y"]), 3000) / len(i["y"])) ** 0.5
-        wi = np.full(len(i["y"][::sub]), cw)
-        if "ignore" in i: wi[i["ignore"][: len(i["y"])][::sub]] = 0
-        w.append(wi)
-    w = np.concatenate(w)
-    # Balance the classes.
-    w[y > 0.5] *= w[y <= 0.5].sum() / w[y > 0.5].sum()
-    w *= len(w) / w.sum()
+    w = np.concatenate(frame_weights(fit, a.weights, sub))
     mean = X.mean(0); std = X.std(0) + 1e-3; inv = 1 / std
     Xs = np.clip((X - mean) * inv, -8, 8)
     h1, h2 = (int(v) for v in a.hidden.split(","))
