@@ -120,29 +120,20 @@ func fastLog2x4(_ x: SIMD4<Float>) -> SIMD4<Float> {
     return r
 }
 
-/// Four independent ``dot8``s of length `n`, interleaved so their dependency chains overlap;
-/// each result is the same bit for bit as its own ``dot8``.
+/// Two independent ``dot8``s of length `n`, interleaved; each the same bit for bit as ``dot8``.
 @inline(__always)
-func dot8x4(_ a0: UnsafePointer<Float>, _ b0: UnsafePointer<Float>, _ a1: UnsafePointer<Float>, _ b1: UnsafePointer<Float>,
-            _ a2: UnsafePointer<Float>, _ b2: UnsafePointer<Float>, _ a3: UnsafePointer<Float>, _ b3: UnsafePointer<Float>,
-            _ n: Int) -> (Float, Float, Float, Float) {
+func dot8x2(_ a0: UnsafePointer<Float>, _ b0: UnsafePointer<Float>, _ a1: UnsafePointer<Float>, _ b1: UnsafePointer<Float>,
+            _ n: Int) -> (Float, Float) {
     let r0 = UnsafeRawPointer(a0), v0 = UnsafeRawPointer(b0), r1 = UnsafeRawPointer(a1), v1 = UnsafeRawPointer(b1)
-    let r2 = UnsafeRawPointer(a2), v2 = UnsafeRawPointer(b2), r3 = UnsafeRawPointer(a3), v3 = UnsafeRawPointer(b3)
     var p0 = SIMD8<Float>(), q0 = SIMD8<Float>(), p1 = SIMD8<Float>(), q1 = SIMD8<Float>()
-    var p2 = SIMD8<Float>(), q2 = SIMD8<Float>(), p3 = SIMD8<Float>(), q3 = SIMD8<Float>()
     @inline(__always) func l(_ p: UnsafeRawPointer, _ o: Int) -> SIMD8<Float> { p.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) }
     var o = 0
     let end = n * 4
     while o + 64 <= end {
         p0 += l(r0, o) * l(v0, o); q0 += l(r0, o + 32) * l(v0, o + 32)
         p1 += l(r1, o) * l(v1, o); q1 += l(r1, o + 32) * l(v1, o + 32)
-        p2 += l(r2, o) * l(v2, o); q2 += l(r2, o + 32) * l(v2, o + 32)
-        p3 += l(r3, o) * l(v3, o); q3 += l(r3, o + 32) * l(v3, o + 32)
         o += 64
     }
-    if o < end {
-        p0 += l(r0, o) * l(v0, o); p1 += l(r1, o) * l(v1, o)
-        p2 += l(r2, o) * l(v2, o); p3 += l(r3, o) * l(v3, o)
-    }
-    return ((p0 + q0).sum(), (p1 + q1).sum(), (p2 + q2).sum(), (p3 + q3).sum())
+    if o < end { p0 += l(r0, o) * l(v0, o); p1 += l(r1, o) * l(v1, o) }
+    return ((p0 + q0).sum(), (p1 + q1).sum())
 }

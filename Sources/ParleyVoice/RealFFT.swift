@@ -23,6 +23,9 @@ final class RealFFT {
     private let splitSin: UnsafeMutablePointer<Float>
     private let zr: UnsafeMutablePointer<Float>
     private let zi: UnsafeMutablePointer<Float>
+    // The inverse's rebuilt Z in natural order, before the complex transform.
+    private let tr: UnsafeMutablePointer<Float>
+    private let ti: UnsafeMutablePointer<Float>
 
     init(length: Int) {
         precondition(length >= 4 && length & (length - 1) == 0, "FFT length must be a power of two >= 4")
@@ -54,24 +57,29 @@ final class RealFFT {
         }
         zr = .allocate(capacity: half)
         zi = .allocate(capacity: half)
+        tr = .allocate(capacity: half)
+        ti = .allocate(capacity: half)
     }
 
     deinit {
         bitReverse.deallocate(); cosTable.deallocate(); sinTable.deallocate()
         splitCos.deallocate(); splitSin.deallocate(); zr.deallocate(); zi.deallocate()
+        tr.deallocate(); ti.deallocate()
     }
 
-    /// In-place complex FFT of `zr`/`zi` (already in bit-reversed order), sign -1 or +1.
+    /// Complex FFT of length N/2 into `zr`/`zi`, sign -1 or +1; `load(k)` gives the input that
+    /// belongs at bit-reversed position `k` (it is read before position `k` is written).
     ///
-    /// The first two radix-2 stages run together on groups of four points in registers, the
-    /// others four butterflies at a time in SIMD4 lanes. Every lane does exactly the scalar
-    /// butterfly's operations in the same order (`x * w - y * w'` etc., no fused multiply-add),
-    /// so the result is the same bit for bit as a scalar radix-2 loop.
+    /// The first two radix-2 stages run together on groups of four points in registers, stages
+    /// h = 4 and 8 together on groups of sixteen in SIMD4 registers, the others four butterflies
+    /// at a time in SIMD4 lanes. Every lane does exactly the scalar butterfly's operations in the
+    /// same order (`x * w - y * w'` etc., no fused multiply-add), so the result is the same bit
+    /// for bit as a scalar radix-2 loop.
     @inline(__always)
-    private func complexFFT(inverse: Bool) {
-        let sign: Float = inverse ? -1 : 1
+    private func complexFFT(sign: Float, _ load: (Int) -> (Float, Float)) {
         let zr = self.zr, zi = self.zi, half = self.half
         if half < 8 {
+            for k in 0..<half { (zr[k], zi[k]) = load(k) }
             scalarStages(sign: sign)
             return
         }
@@ -80,8 +88,7 @@ final class RealFFT {
         let w0r = cosTable[1], w0i = sign * sinTable[1]           // twiddle j = 0 of stage h = 2
         var a = 0
         while a < half {
-            let r0 = zr[a], r1 = zr[a + 1], r2 = zr[a + 2], r3 = zr[a + 3]
-            let i0 = zi[a], i1 = zi[a + 1], i2 = zi[a + 2], i3 = zi[a + 3]
+            let (r0, i0) = load(a), (r1, i1) = load(a + 1), (r2, i2) = load(a + 2), (r3, i3) = load(a + 3)
             // h = 1
             let s0r = r0 + r1, s0i = i0 + i1, s1r = r0 - r1, s1i = i0 - i1
             let s2r = r2 + r3, s2i = i2 + i3, s3r = r2 - r3, s3i = i2 - i3
@@ -96,7 +103,51 @@ final class RealFFT {
         }
         let rr = UnsafeMutableRawPointer(zr), ri = UnsafeMutableRawPointer(zi)
         let cr = UnsafeRawPointer(cosTable), sr = UnsafeRawPointer(sinTable)
+        @inline(__always) func butterfly(_ ur: inout SIMD4<Float>, _ ui: inout SIMD4<Float>,
+                                         _ xr: inout SIMD4<Float>, _ xi: inout SIMD4<Float>,
+                                         _ wr: SIMD4<Float>, _ wi: SIMD4<Float>) {
+            let tr = xr * wr - xi * wi
+            let ti = xr * wi + xi * wr
+            xr = ur - tr; xi = ui - ti
+            ur = ur + tr; ui = ui + ti
+        }
         var h = 4
+        if half >= 16 {
+            // Stages h = 4 (twiddles j < 4 at offset 3) and h = 8 (j < 8 at offset 7) per group
+            // of sixteen: v0 = [g, g+4), v1 = [g+4, g+8), v2 = [g+8, g+12), v3 = [g+12, g+16).
+            let w4r = cr.loadUnaligned(fromByteOffset: 3 * 4, as: SIMD4<Float>.self)
+            let w4i = sign * sr.loadUnaligned(fromByteOffset: 3 * 4, as: SIMD4<Float>.self)
+            let w8ar = cr.loadUnaligned(fromByteOffset: 7 * 4, as: SIMD4<Float>.self)
+            let w8ai = sign * sr.loadUnaligned(fromByteOffset: 7 * 4, as: SIMD4<Float>.self)
+            let w8br = cr.loadUnaligned(fromByteOffset: 11 * 4, as: SIMD4<Float>.self)
+            let w8bi = sign * sr.loadUnaligned(fromByteOffset: 11 * 4, as: SIMD4<Float>.self)
+            var g = 0
+            while g < half {
+                let o = g * 4
+                var v0r = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                var v1r = rr.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+                var v2r = rr.loadUnaligned(fromByteOffset: o + 32, as: SIMD4<Float>.self)
+                var v3r = rr.loadUnaligned(fromByteOffset: o + 48, as: SIMD4<Float>.self)
+                var v0i = ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                var v1i = ri.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+                var v2i = ri.loadUnaligned(fromByteOffset: o + 32, as: SIMD4<Float>.self)
+                var v3i = ri.loadUnaligned(fromByteOffset: o + 48, as: SIMD4<Float>.self)
+                butterfly(&v0r, &v0i, &v1r, &v1i, w4r, w4i)
+                butterfly(&v2r, &v2i, &v3r, &v3i, w4r, w4i)
+                butterfly(&v0r, &v0i, &v2r, &v2i, w8ar, w8ai)
+                butterfly(&v1r, &v1i, &v3r, &v3i, w8br, w8bi)
+                rr.storeBytes(of: v0r, toByteOffset: o, as: SIMD4<Float>.self)
+                rr.storeBytes(of: v1r, toByteOffset: o + 16, as: SIMD4<Float>.self)
+                rr.storeBytes(of: v2r, toByteOffset: o + 32, as: SIMD4<Float>.self)
+                rr.storeBytes(of: v3r, toByteOffset: o + 48, as: SIMD4<Float>.self)
+                ri.storeBytes(of: v0i, toByteOffset: o, as: SIMD4<Float>.self)
+                ri.storeBytes(of: v1i, toByteOffset: o + 16, as: SIMD4<Float>.self)
+                ri.storeBytes(of: v2i, toByteOffset: o + 32, as: SIMD4<Float>.self)
+                ri.storeBytes(of: v3i, toByteOffset: o + 48, as: SIMD4<Float>.self)
+                g += 16
+            }
+            h = 16
+        }
         while 2 * h <= half {
             var start = 0
             while start < half {
@@ -105,16 +156,15 @@ final class RealFFT {
                     let oa = (start + j) * 4, ob = (start + h + j) * 4, ow = (h - 1 + j) * 4
                     let wr = cr.loadUnaligned(fromByteOffset: ow, as: SIMD4<Float>.self)
                     let wi = sign * sr.loadUnaligned(fromByteOffset: ow, as: SIMD4<Float>.self)
-                    let xr = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                    let xi = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                    let tr = xr * wr - xi * wi
-                    let ti = xr * wi + xi * wr
-                    let ur = rr.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
-                    let ui = ri.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
-                    rr.storeBytes(of: ur - tr, toByteOffset: ob, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: ui - ti, toByteOffset: ob, as: SIMD4<Float>.self)
-                    rr.storeBytes(of: ur + tr, toByteOffset: oa, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: ui + ti, toByteOffset: oa, as: SIMD4<Float>.self)
+                    var xr = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                    var xi = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+                    var ur = rr.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
+                    var ui = ri.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
+                    butterfly(&ur, &ui, &xr, &xi, wr, wi)
+                    rr.storeBytes(of: xr, toByteOffset: ob, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: xi, toByteOffset: ob, as: SIMD4<Float>.self)
+                    rr.storeBytes(of: ur, toByteOffset: oa, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: ui, toByteOffset: oa, as: SIMD4<Float>.self)
                     j += 4
                 }
                 start += 2 * h
@@ -156,12 +206,11 @@ final class RealFFT {
 
     /// Forward transform of `input[0..<n]` into `re[0...n/2]`, `im[0...n/2]` (unnormalised).
     func forward(_ input: UnsafePointer<Float>, re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>) {
-        for i in 0..<half {
-            let r = Int(bitReverse[i])
-            zr[r] = input[2 * i]
-            zi[r] = input[2 * i + 1]
+        let bitReverse = self.bitReverse
+        complexFFT(sign: 1) { k in
+            let i = Int(bitReverse[k])
+            return (input[2 * i], input[2 * i + 1])
         }
-        complexFFT(inverse: false)
         split(re: re, im: im)
     }
 
@@ -169,12 +218,11 @@ final class RealFFT {
     /// the product, without a windowed copy.
     func forward(_ input: UnsafePointer<Float>, windowedBy window: UnsafePointer<Float>,
                  re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>) {
-        for i in 0..<half {
-            let r = Int(bitReverse[i])
-            zr[r] = input[2 * i] * window[2 * i]
-            zi[r] = input[2 * i + 1] * window[2 * i + 1]
+        let bitReverse = self.bitReverse
+        complexFFT(sign: 1) { k in
+            let i = Int(bitReverse[k])
+            return (input[2 * i] * window[2 * i], input[2 * i + 1] * window[2 * i + 1])
         }
-        complexFFT(inverse: false)
         split(re: re, im: im)
     }
 
@@ -232,7 +280,7 @@ final class RealFFT {
         if half >= 8 {
             let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im)
             let cr = UnsafeRawPointer(splitCos), sr = UnsafeRawPointer(splitSin)
-            let bitReverse = self.bitReverse, zr = self.zr, zi = self.zi
+            let tr = UnsafeMutableRawPointer(self.tr), ti = UnsafeMutableRawPointer(self.ti)
             while k + 4 <= half {
                 let o = k * 4, ob = (half - k - 3) * 4
                 let ar = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
@@ -246,12 +294,8 @@ final class RealFFT {
                 let wr = cr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
                 let wi = -sr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
                 let or_ = dr * wr - di * wi, oi = dr * wi + di * wr
-                let vr = er - oi, vi = ei + or_
-                for l in 0..<4 {
-                    let r = Int(bitReverse[k + l])
-                    zr[r] = vr[l]
-                    zi[r] = vi[l]
-                }
+                tr.storeBytes(of: er - oi, toByteOffset: o, as: SIMD4<Float>.self)
+                ti.storeBytes(of: ei + or_, toByteOffset: o, as: SIMD4<Float>.self)
                 k += 4
             }
         }
@@ -262,12 +306,16 @@ final class RealFFT {
             let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
             let wr = splitCos[k], wi = -splitSin[k]
             let or_ = dr * wr - di * wi, oi = dr * wi + di * wr
-            let r = Int(bitReverse[k])
-            zr[r] = er - oi
-            zi[r] = ei + or_
+            tr[k] = er - oi
+            ti[k] = ei + or_
             k += 1
         }
-        complexFFT(inverse: true)
+        // The complex transform reads Z in bit-reversed order straight from the scratch.
+        let bitReverse = self.bitReverse, tr = self.tr, ti = self.ti
+        complexFFT(sign: -1) { k in
+            let i = Int(bitReverse[k])
+            return (tr[i], ti[i])
+        }
         let scale = 1 / Float(half)
         for i in 0..<half {
             output[2 * i] = zr[i] * scale

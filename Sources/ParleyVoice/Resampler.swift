@@ -98,8 +98,8 @@ final class Resampler {
     /// how many outputs it wrote (at most `2 * count + 1`).
     ///
     /// Each output is the same ``dot8`` of one filter phase with the window of the last
-    /// `tapsPerPhase` inputs that a sample-by-sample filter would compute; four outputs at a
-    /// time run interleaved (independent, so the dot products overlap), with the same result.
+    /// `tapsPerPhase` inputs that a sample-by-sample filter would compute; two outputs at a
+    /// time run interleaved in pairs (independent, so the dot products overlap), with the same result.
     func run(_ count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
         precondition(count <= Self.maxBlock)
         if up == 1 && down == 1 {
@@ -123,13 +123,11 @@ final class Resampler {
         acc = a
         let t = tapsPerPhase
         var q = 0
-        while q + 4 <= n {
-            let r = dot8x4(taps + Int(phases[q]) * t, buffer + Int(starts[q]),
-                           taps + Int(phases[q + 1]) * t, buffer + Int(starts[q + 1]),
-                           taps + Int(phases[q + 2]) * t, buffer + Int(starts[q + 2]),
-                           taps + Int(phases[q + 3]) * t, buffer + Int(starts[q + 3]), t)
-            out[q] = r.0; out[q + 1] = r.1; out[q + 2] = r.2; out[q + 3] = r.3
-            q += 4
+        while q + 2 <= n {
+            let r = dot8x2(taps + Int(phases[q]) * t, buffer + Int(starts[q]),
+                           taps + Int(phases[q + 1]) * t, buffer + Int(starts[q + 1]), t)
+            out[q] = r.0; out[q + 1] = r.1
+            q += 2
         }
         while q < n {
             out[q] = dot8(taps + Int(phases[q]) * t, buffer + Int(starts[q]), t)
