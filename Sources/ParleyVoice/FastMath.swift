@@ -50,8 +50,11 @@ func fastTanh(_ x: Float) -> Float { 2 / (1 + fastExp(-2 * x)) - 1 }
 /// ``fastExp2`` of eight values: the same clamping, polynomial and exponent bits per lane.
 @inline(__always)
 func fastExp2x8(_ x: SIMD8<Float>) -> SIMD8<Float> {
-    let c = x.clamped(lowerBound: SIMD8(repeating: -126), upperBound: SIMD8(repeating: 127))
-    let fl = c.rounded(.down)
+    // Clamp and floor with plain SSE2 comparisons and adds: `clamped` and `rounded(.down)` on
+    // SIMD8 compile to out-of-line generic code and a libm floorf call per lane on baseline x86-64.
+    var c = x.replacing(with: -126, where: x .< -126)
+    c.replace(with: 127, where: c .> 127)
+    let fl = floor8(c)
     let f = c - fl
     let l = f * 0.6931471805599453
     var p = l * 0.0013888889 + 0.008333334
@@ -66,6 +69,15 @@ func fastExp2x8(_ x: SIMD8<Float>) -> SIMD8<Float> {
     let n = unsafeBitCast(fl + magic, to: SIMD8<Int32>.self) &- unsafeBitCast(magic, to: SIMD8<Int32>.self)
     let bits = (n &+ 127) &<< 23
     return unsafeBitCast(bits, to: SIMD8<Float>.self) * p
+}
+
+/// floor(x) of eight values for |x| < 2^22: round to nearest by the 1.5 * 2^23 trick, minus
+/// one where that rounded up. Equal to `rounded(.down)` (at most the sign of a zero differs).
+@inline(__always)
+func floor8(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    let magic = SIMD8<Float>(repeating: 12_582_912)
+    let r = (x + magic) - magic
+    return r.replacing(with: r - 1, where: r .> x)
 }
 
 /// ``fastTanh`` of eight values.
@@ -136,4 +148,50 @@ func dot8x2(_ a0: UnsafePointer<Float>, _ b0: UnsafePointer<Float>, _ a1: Unsafe
     }
     if o < end { p0 += l(r0, o) * l(v0, o); p1 += l(r1, o) * l(v1, o) }
     return ((p0 + q0).sum(), (p1 + q1).sum())
+}
+
+/// One dense layer, eight neurons at a time, from weights transposed in blocks of eight neurons
+/// (`wt[(block * inputStride + i) * 8 + lane]` weighs input `i` in neuron `8 * block + lane`): `out[j] = bias[j] + x . w_j` over the padded
+/// input width. Each lane adds its products exactly as ``dot8`` does for one neuron (chunks
+/// of eight inputs alternating between two partial sums, the two summed, then the eight
+/// positions in order, then the bias), so the result is the same bit for bit as a ``dot8``
+/// per neuron, without a horizontal sum per neuron.
+@inline(__always)
+func denseLayer8(_ wt: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ x: UnsafePointer<Float>,
+                 inputStride: Int, blocks: Int, _ out: UnsafeMutablePointer<Float>) {
+    let chunks = inputStride / 8
+    for block in 0..<blocks {
+        let wb = UnsafeRawPointer(wt) + block * inputStride * 32
+        var total = SIMD8<Float>()
+        for lane in 0..<8 {
+            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+            var c = 0
+            while c + 2 <= chunks {
+                let i = c * 8 + lane
+                a0 += x[i] * wb.loadUnaligned(fromByteOffset: i * 32, as: SIMD8<Float>.self)
+                a1 += x[i + 8] * wb.loadUnaligned(fromByteOffset: (i + 8) * 32, as: SIMD8<Float>.self)
+                c += 2
+            }
+            if c < chunks {
+                let i = c * 8 + lane
+                a0 += x[i] * wb.loadUnaligned(fromByteOffset: i * 32, as: SIMD8<Float>.self)
+            }
+            total += a0 + a1
+        }
+        let b = UnsafeRawPointer(bias).loadUnaligned(fromByteOffset: block * 32, as: SIMD8<Float>.self)
+        UnsafeMutableRawPointer(out).storeBytes(of: b + total, toByteOffset: block * 32, as: SIMD8<Float>.self)
+    }
+}
+
+/// ``fastTanh`` of `v[0..<n]` in place, eight at a time (the same operations, so the same
+/// results as the scalar function).
+@inline(__always)
+func tanhInPlace(_ v: UnsafeMutablePointer<Float>, _ n: Int) {
+    let raw = UnsafeMutableRawPointer(v)
+    var o = 0
+    while o < n * 4 {
+        let x = raw.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+        raw.storeBytes(of: fastTanh8(x), toByteOffset: o, as: SIMD8<Float>.self)
+        o += 32
+    }
 }

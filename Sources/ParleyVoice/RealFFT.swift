@@ -71,8 +71,8 @@ final class RealFFT {
     /// belongs at bit-reversed position `k` (it is read before position `k` is written).
     ///
     /// The first two radix-2 stages run together on groups of four points in registers, stages
-    /// h = 4 and 8 together on groups of sixteen in SIMD4 registers, the others four butterflies
-    /// at a time in SIMD4 lanes. Every lane does exactly the scalar butterfly's operations in the
+    /// h and 2h (h = 4, 16, ...) together on four SIMD4 vectors in registers, a last odd stage
+    /// four butterflies at a time. Every lane does exactly the scalar butterfly's operations in the
     /// same order (`x * w - y * w'` etc., no fused multiply-add), so the result is the same bit
     /// for bit as a scalar radix-2 loop.
     @inline(__always)
@@ -111,43 +111,51 @@ final class RealFFT {
             xr = ur - tr; xi = ui - ti
             ur = ur + tr; ui = ui + ti
         }
+        // Pairs of stages h and 2h (h = 4, 16, 64, ...) fused: within each group of 4h points the
+        // four SIMD4 vectors at j, h + j, 2h + j, 3h + j (j a multiple of 4) only meet each other
+        // in those two stages: stage h pairs (0, 1) and (2, 3) with twiddle j of stage h, stage 2h
+        // pairs (0, 2) with twiddle j and (1, 3) with twiddle h + j of stage 2h.
         var h = 4
-        if half >= 16 {
-            // Stages h = 4 (twiddles j < 4 at offset 3) and h = 8 (j < 8 at offset 7) per group
-            // of sixteen: v0 = [g, g+4), v1 = [g+4, g+8), v2 = [g+8, g+12), v3 = [g+12, g+16).
-            let w4r = cr.loadUnaligned(fromByteOffset: 3 * 4, as: SIMD4<Float>.self)
-            let w4i = sign * sr.loadUnaligned(fromByteOffset: 3 * 4, as: SIMD4<Float>.self)
-            let w8ar = cr.loadUnaligned(fromByteOffset: 7 * 4, as: SIMD4<Float>.self)
-            let w8ai = sign * sr.loadUnaligned(fromByteOffset: 7 * 4, as: SIMD4<Float>.self)
-            let w8br = cr.loadUnaligned(fromByteOffset: 11 * 4, as: SIMD4<Float>.self)
-            let w8bi = sign * sr.loadUnaligned(fromByteOffset: 11 * 4, as: SIMD4<Float>.self)
+        while 4 * h <= half {
             var g = 0
             while g < half {
-                let o = g * 4
-                var v0r = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                var v1r = rr.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
-                var v2r = rr.loadUnaligned(fromByteOffset: o + 32, as: SIMD4<Float>.self)
-                var v3r = rr.loadUnaligned(fromByteOffset: o + 48, as: SIMD4<Float>.self)
-                var v0i = ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                var v1i = ri.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
-                var v2i = ri.loadUnaligned(fromByteOffset: o + 32, as: SIMD4<Float>.self)
-                var v3i = ri.loadUnaligned(fromByteOffset: o + 48, as: SIMD4<Float>.self)
-                butterfly(&v0r, &v0i, &v1r, &v1i, w4r, w4i)
-                butterfly(&v2r, &v2i, &v3r, &v3i, w4r, w4i)
-                butterfly(&v0r, &v0i, &v2r, &v2i, w8ar, w8ai)
-                butterfly(&v1r, &v1i, &v3r, &v3i, w8br, w8bi)
-                rr.storeBytes(of: v0r, toByteOffset: o, as: SIMD4<Float>.self)
-                rr.storeBytes(of: v1r, toByteOffset: o + 16, as: SIMD4<Float>.self)
-                rr.storeBytes(of: v2r, toByteOffset: o + 32, as: SIMD4<Float>.self)
-                rr.storeBytes(of: v3r, toByteOffset: o + 48, as: SIMD4<Float>.self)
-                ri.storeBytes(of: v0i, toByteOffset: o, as: SIMD4<Float>.self)
-                ri.storeBytes(of: v1i, toByteOffset: o + 16, as: SIMD4<Float>.self)
-                ri.storeBytes(of: v2i, toByteOffset: o + 32, as: SIMD4<Float>.self)
-                ri.storeBytes(of: v3i, toByteOffset: o + 48, as: SIMD4<Float>.self)
-                g += 16
+                var j = 0
+                while j < h {
+                    let o0 = (g + j) * 4, o1 = o0 + h * 4, o2 = o0 + 2 * h * 4, o3 = o0 + 3 * h * 4
+                    let wh = (h - 1 + j) * 4, w2a = (2 * h - 1 + j) * 4, w2b = (3 * h - 1 + j) * 4
+                    var v0r = rr.loadUnaligned(fromByteOffset: o0, as: SIMD4<Float>.self)
+                    var v1r = rr.loadUnaligned(fromByteOffset: o1, as: SIMD4<Float>.self)
+                    var v2r = rr.loadUnaligned(fromByteOffset: o2, as: SIMD4<Float>.self)
+                    var v3r = rr.loadUnaligned(fromByteOffset: o3, as: SIMD4<Float>.self)
+                    var v0i = ri.loadUnaligned(fromByteOffset: o0, as: SIMD4<Float>.self)
+                    var v1i = ri.loadUnaligned(fromByteOffset: o1, as: SIMD4<Float>.self)
+                    var v2i = ri.loadUnaligned(fromByteOffset: o2, as: SIMD4<Float>.self)
+                    var v3i = ri.loadUnaligned(fromByteOffset: o3, as: SIMD4<Float>.self)
+                    let whr = cr.loadUnaligned(fromByteOffset: wh, as: SIMD4<Float>.self)
+                    let whi = sign * sr.loadUnaligned(fromByteOffset: wh, as: SIMD4<Float>.self)
+                    butterfly(&v0r, &v0i, &v1r, &v1i, whr, whi)
+                    butterfly(&v2r, &v2i, &v3r, &v3i, whr, whi)
+                    let war = cr.loadUnaligned(fromByteOffset: w2a, as: SIMD4<Float>.self)
+                    let wai = sign * sr.loadUnaligned(fromByteOffset: w2a, as: SIMD4<Float>.self)
+                    butterfly(&v0r, &v0i, &v2r, &v2i, war, wai)
+                    let wbr = cr.loadUnaligned(fromByteOffset: w2b, as: SIMD4<Float>.self)
+                    let wbi = sign * sr.loadUnaligned(fromByteOffset: w2b, as: SIMD4<Float>.self)
+                    butterfly(&v1r, &v1i, &v3r, &v3i, wbr, wbi)
+                    rr.storeBytes(of: v0r, toByteOffset: o0, as: SIMD4<Float>.self)
+                    rr.storeBytes(of: v1r, toByteOffset: o1, as: SIMD4<Float>.self)
+                    rr.storeBytes(of: v2r, toByteOffset: o2, as: SIMD4<Float>.self)
+                    rr.storeBytes(of: v3r, toByteOffset: o3, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: v0i, toByteOffset: o0, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: v1i, toByteOffset: o1, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: v2i, toByteOffset: o2, as: SIMD4<Float>.self)
+                    ri.storeBytes(of: v3i, toByteOffset: o3, as: SIMD4<Float>.self)
+                    j += 4
+                }
+                g += 4 * h
             }
-            h = 16
+            h *= 4
         }
+        // A last single stage when log2(N/2) is odd.
         while 2 * h <= half {
             var start = 0
             while start < half {

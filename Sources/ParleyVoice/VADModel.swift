@@ -17,7 +17,7 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
     private let memory: UnsafeMutablePointer<Float>
     private let mean: UnsafeMutablePointer<Float>
     private let invStd: UnsafeMutablePointer<Float>
-    /// The hidden layers, transposed in blocks of eight neurons for ``dense(_:_:_:inputStride:blocks:_:)``:
+    /// The hidden layers, transposed in blocks of eight neurons for ``denseLayer8(_:_:_:inputStride:blocks:_:)``:
     /// `[(block * inputStride + i) * 8 + lane]` is the weight of input `i` in neuron
     /// `8 * block + lane` (zero for padding); the biases padded to whole blocks.
     private let w1t: UnsafeMutablePointer<Float>, b1: UnsafeMutablePointer<Float>
@@ -65,51 +65,6 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
 
     deinit { memory.deallocate() }
 
-    /// One dense layer, eight neurons at a time: `out[j] = bias[j] + x . w_j` over the padded
-    /// input width. Each lane adds its products exactly as ``dot8`` does for one neuron (chunks
-    /// of eight inputs alternating between two partial sums, the two summed, then the eight
-    /// positions in order, then the bias), so the result is the same bit for bit as a ``dot8``
-    /// per neuron, without a horizontal sum per neuron.
-    @inline(__always)
-    private func dense(_ wt: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ x: UnsafePointer<Float>,
-                       inputStride: Int, blocks: Int, _ out: UnsafeMutablePointer<Float>) {
-        let chunks = inputStride / 8
-        for block in 0..<blocks {
-            let wb = UnsafeRawPointer(wt) + block * inputStride * 32
-            var total = SIMD8<Float>()
-            for lane in 0..<8 {
-                var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
-                var c = 0
-                while c + 2 <= chunks {
-                    let i = c * 8 + lane
-                    a0 += x[i] * wb.loadUnaligned(fromByteOffset: i * 32, as: SIMD8<Float>.self)
-                    a1 += x[i + 8] * wb.loadUnaligned(fromByteOffset: (i + 8) * 32, as: SIMD8<Float>.self)
-                    c += 2
-                }
-                if c < chunks {
-                    let i = c * 8 + lane
-                    a0 += x[i] * wb.loadUnaligned(fromByteOffset: i * 32, as: SIMD8<Float>.self)
-                }
-                total += a0 + a1
-            }
-            let b = UnsafeRawPointer(bias).loadUnaligned(fromByteOffset: block * 32, as: SIMD8<Float>.self)
-            UnsafeMutableRawPointer(out).storeBytes(of: b + total, toByteOffset: block * 32, as: SIMD8<Float>.self)
-        }
-    }
-
-    /// ``fastTanh`` of `v[0..<n]` in place, eight at a time (the same operations, so the same
-    /// results as the scalar function).
-    @inline(__always)
-    private func tanhInPlace(_ v: UnsafeMutablePointer<Float>, _ n: Int) {
-        let raw = UnsafeMutableRawPointer(v)
-        var o = 0
-        while o < n * 4 {
-            let x = raw.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            raw.storeBytes(of: fastTanh8(x), toByteOffset: o, as: SIMD8<Float>.self)
-            o += 32
-        }
-    }
-
     /// The logit of speech for one feature vector. No allocation (stack scratch only).
     func logit(_ features: UnsafePointer<Float>) -> Float {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * 64) { scratch in
@@ -120,9 +75,9 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
                 x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
             }
             for i in inputs..<inputStride { x[i] = 0 }
-            dense(w1t, b1, x, inputStride: inputStride, blocks: hidden1Stride / 8, h1)   // padding: 0
+            denseLayer8(w1t, b1, x, inputStride: inputStride, blocks: hidden1Stride / 8, h1)   // padding: 0
             tanhInPlace(h1, hidden1Stride)                 // tanh(0) = 0 keeps the padding at 0
-            dense(w2t, b2, h1, inputStride: hidden1Stride, blocks: hidden2Stride / 8, h2)
+            denseLayer8(w2t, b2, h1, inputStride: hidden1Stride, blocks: hidden2Stride / 8, h2)
             tanhInPlace(h2, hidden2Stride)
             var out = b3
             for i in 0..<hidden2 { out += w3[i] * h2[i] }

@@ -22,7 +22,9 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
     private let hiddenStride: Int
     private let memory: UnsafeMutablePointer<Float>
     private let mean: UnsafeMutablePointer<Float>, invStd: UnsafeMutablePointer<Float>
-    /// Rows of the input and hidden weights, gate-major: row g * hiddenStride + j is unit j of gate g.
+    /// The input and hidden weights, gate-major rows (row g * hiddenStride + j is unit j of gate g)
+    /// transposed in blocks of eight rows for ``denseLayer8(_:_:_:inputStride:blocks:_:)``:
+    /// `[(row / 8 * stride + i) * 8 + row % 8]`.
     private let wi: UnsafeMutablePointer<Float>, bi: UnsafeMutablePointer<Float>
     private let wh: UnsafeMutablePointer<Float>, bh: UnsafeMutablePointer<Float>
     private let wo: UnsafeMutablePointer<Float>
@@ -56,8 +58,8 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
                 let src = g * W.hidden + j, dst = g * hiddenStride + j
                 bi[dst] = W.bi[src]
                 bh[dst] = W.bh[src]
-                for i in 0..<W.inputCount { wi[dst * inputStride + i] = W.wi[src * W.inputCount + i] }
-                for i in 0..<W.hidden { wh[dst * hiddenStride + i] = W.wh[src * W.hidden + i] }
+                for i in 0..<W.inputCount { wi[(dst / 8 * inputStride + i) * 8 + dst % 8] = W.wi[src * W.inputCount + i] }
+                for i in 0..<W.hidden { wh[(dst / 8 * hiddenStride + i) * 8 + dst % 8] = W.wh[src * W.hidden + i] }
             }
         }
         for j in 0..<W.hidden { wo[j] = W.wo[j] }
@@ -78,10 +80,10 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
                     x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
                 }
                 for i in inputs..<inputStride { x[i] = 0 }
-                for r in 0..<(3 * hiddenStride) {
-                    gi[r] = bi[r] + dot8(wi + r * inputStride, x, inputStride)
-                    gh[r] = bh[r] + dot8(wh + r * hiddenStride, h, hiddenStride)
-                }
+                // gi[r] = bi[r] + x . wi_r, gh[r] = bh[r] + h . wh_r, eight rows at a time (the
+                // same sums as a dot8 per row).
+                denseLayer8(wi, bi, x, inputStride: inputStride, blocks: 3 * hiddenStride / 8, gi)
+                denseLayer8(wh, bh, h, inputStride: hiddenStride, blocks: 3 * hiddenStride / 8, gh)
                 // r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n),
                 // h' = (1 - z) n + z h. Padding lanes: all zero, so r = z = 1/2, n = 0, h' stays 0.
                 let raw = UnsafeMutableRawPointer(scratch.baseAddress!)
