@@ -101,10 +101,11 @@ final class FrontEndBuffers {
     let harmRing: UnsafeMutablePointer<Float>     // 30
     let features: UnsafeMutablePointer<Float>     // VADFeature.count
     let dct: UnsafeMutablePointer<Float>          // 4 x 10 cosine table of the cepstral shape
+    let bandScratch: UnsafeMutablePointer<Float>  // 2 x 12: per band SNR ratio then level (dB after the logs)
     let bandEdges: UnsafeMutablePointer<Int>      // FrontEnd.bandEdges, without array access in the loop
 
     init() {
-        let sizes = [512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40]
+        let sizes = [512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40, 24]
         let total = sizes.reduce(0, +)
         let memory = UnsafeMutablePointer<Float>.allocate(capacity: total)
         memory.initialize(repeating: 0, count: total)
@@ -116,7 +117,7 @@ final class FrontEndBuffers {
         re = take(257); im = take(257); power = take(257); logPower = take(257); prevLogPower = take(257)
         acf = take(256); bandPower = take(10); smoothed = take(10); currentMin = take(10)
         subMins = take(80); noise = take(10); harmRing = take(30); features = take(VADFeature.count)
-        dct = take(40)
+        dct = take(40); bandScratch = take(24)
         bandEdges = .allocate(capacity: FrontEnd.bandEdges.count)
         for (i, e) in FrontEnd.bandEdges.enumerated() { bandEdges[i] = e }
         fillTables()
@@ -224,9 +225,10 @@ struct FeatureExtractor {
         let tracked = s.fed                                   // frames fed to the tracker so far
         let newSubWindow = feeds && s.minCounter == FrontEnd.subWindowFrames - 1
         var speechPower: Float = 0, speechNoise: Float = 0
-        var logBands = (Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0), Float(0))
-        withUnsafeMutableBytes(of: &logBands) { raw in
-            let lb = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+        // Per band, the two arguments of `decibels` (SNR ratio, level) are collected and their logs
+        // taken four bands at a time afterwards (the same values as one `decibels` per band).
+        let ratio = b.bandScratch, lb = b.bandScratch + 12
+        do {
             for band in 0..<FrontEnd.bandCount {
                 var p: Float = 0
                 for k in edges[band]..<edges[band + 1] { p += b.power[k] }
@@ -250,10 +252,19 @@ struct FeatureExtractor {
                 }
                 let nfl = floor * FrontEnd.noiseBias + FrontEnd.powerFloor
                 b.noise[band] = nfl
-                let snr = min(max(decibels((p + FrontEnd.powerFloor) / nfl), 0), 60)
-                b.features[VADFeature.band0SNR.rawValue + band] = snr
-                lb[band] = decibels(p + FrontEnd.powerFloor)
+                ratio[band] = (p + FrontEnd.powerFloor) / nfl
+                lb[band] = p + FrontEnd.powerFloor
                 if band >= 1 && band <= 8 { speechPower += p; speechNoise += nfl }
+            }
+            let raw = UnsafeMutableRawPointer(b.bandScratch)
+            var o = 0
+            while o < 24 * 4 {      // 10 ratios and 10 levels, each padded to 12
+                let v = raw.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+                raw.storeBytes(of: 3.0102999566 * fastLog2x4(v), toByteOffset: o, as: SIMD4<Float>.self)
+                o += 16
+            }
+            for band in 0..<FrontEnd.bandCount {
+                b.features[VADFeature.band0SNR.rawValue + band] = min(max(ratio[band], 0), 60)
             }
         }
         if newSubWindow {
@@ -284,7 +295,7 @@ struct FeatureExtractor {
             sumLog += l
             sumP += p
             let d = l - b.prevLogPower[k]
-            if d > 0 { flux += d }
+            flux += d > 0 ? d : 0       // + 0 leaves flux (>= +0) unchanged: no branch
             b.prevLogPower[k] = l
         }
         let speechBins = Float(FrontEnd.speechHigh - FrontEnd.speechLow)
@@ -305,13 +316,15 @@ struct FeatureExtractor {
             }
             b.re[128] = 0
         }
-        fft256.inverse(re: b.re, im: b.im, output: b.acf)
+        fft256.inverse(re: b.re, im: b.im, output: b.acf, count: FrontEnd.maxLag + 1)   // lags 0...128 used
         var harm: Float = 0
         var lag = 0
         let r0 = b.acf[0]
         if r0 > 1e-9 {
-            for l in FrontEnd.minLag...FrontEnd.maxLag where b.acf[l] > harm * r0 {
+            var threshold: Float = 0                        // harm * r0, recomputed only when harm changes
+            for l in FrontEnd.minLag...FrontEnd.maxLag where b.acf[l] > threshold {
                 harm = b.acf[l] / r0
+                threshold = harm * r0
                 lag = l
             }
         }
@@ -324,8 +337,7 @@ struct FeatureExtractor {
         s.previousLag = harm > 0.3 ? pitchLag : 0
 
         // Cepstral shape of the log band energies (DCT-II, coefficients 1-4).
-        withUnsafeBytes(of: &logBands) { raw in
-            let lb = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+        do {
             for c in 1...4 {
                 var acc: Float = 0
                 let row = b.dct + (c - 1) * 10

@@ -279,9 +279,10 @@ final class RealFFT {
         }
     }
 
-    /// Inverse transform of a half spectrum into `output[0..<n]`, scaled by 1/n so that
-    /// `inverse(forward(x)) == x` up to rounding.
-    func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
+    /// Inverse transform of a half spectrum into `output[0..<count]` (the first `count` of the n
+    /// samples; all by default), scaled by 1/n so that `inverse(forward(x)) == x` up to rounding.
+    func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
+                 count: Int? = nil) {
         // Rebuild Z[k] = E[k] + i O[k], E[k] = (X[k] + conj X[N/2-k]) / 2,
         // O[k] = (X[k] - conj X[N/2-k]) * conj(W^k) / 2.
         var k = 0
@@ -325,10 +326,12 @@ final class RealFFT {
             return (tr[i], ti[i])
         }
         let scale = 1 / Float(half)
-        for i in 0..<half {
+        let m = min(count ?? n, n)
+        for i in 0..<(m / 2) {
             output[2 * i] = zr[i] * scale
             output[2 * i + 1] = zi[i] * scale
         }
+        if m & 1 == 1 { output[m - 1] = zr[m / 2] * scale }
     }
 }
 

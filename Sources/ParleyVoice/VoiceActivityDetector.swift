@@ -217,15 +217,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
             guard let src = samples.baseAddress else { return }
             while i < n {
                 let take = min(hop - filled, n - i)
-                for j in 0..<take {
-                    let x = src[i + j]
-                    if x.isFinite {
-                        slot[filled + j] = min(max(x, -4), 4)
-                    } else {
-                        slot[filled + j] = 0
-                        bad += 1
-                    }
-                }
+                bad += sanitize(src + i, slot + filled, take)
                 filled += take
                 i += take
                 if filled == hop {
@@ -244,15 +236,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
             guard let src = samples.baseAddress else { return }
             while i < n {
                 let take = min(Resampler.maxBlock, n - i)
-                for j in 0..<take {
-                    let x = src[i + j]
-                    if x.isFinite {
-                        dst[j] = min(max(x, -4), 4)
-                    } else {
-                        dst[j] = 0
-                        bad += 1
-                    }
-                }
+                bad += sanitize(src + i, dst, take)
                 i += take
                 let produced = r.run(take, into: out)
                 var o = 0
@@ -299,4 +283,35 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
                                       modulationDb: ev.modulationDb, spectralFlatness: ev.flatness,
                                       spectralFlux: ev.flux))
     }
+}
+
+/// Copies `count` input samples to `dst`, non-finite ones as 0 and the others clamped to
+/// [-4, 4], four at a time; returns how many were non-finite.
+@inline(__always)
+private func sanitize(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>, _ count: Int) -> Int {
+    var j = 0
+    var bad = SIMD4<UInt32>()
+    let s = UnsafeRawPointer(src), d = UnsafeMutableRawPointer(dst)
+    while j + 4 <= count {
+        let v = s.loadUnaligned(fromByteOffset: 4 * j, as: SIMD4<Float>.self)
+        let nonFinite = (unsafeBitCast(v, to: SIMD4<UInt32>.self) & 0x7F80_0000) .== 0x7F80_0000
+        var c = v.replacing(with: -4, where: v .< -4)
+        c.replace(with: 4, where: c .> 4)
+        c.replace(with: 0, where: nonFinite)
+        bad &+= SIMD4<UInt32>().replacing(with: 1, where: nonFinite)
+        d.storeBytes(of: c, toByteOffset: 4 * j, as: SIMD4<Float>.self)
+        j += 4
+    }
+    var count2 = Int(bad[0] &+ bad[1] &+ bad[2] &+ bad[3])
+    while j < count {
+        let x = src[j]
+        if x.isFinite {
+            dst[j] = min(max(x, -4), 4)
+        } else {
+            dst[j] = 0
+            count2 += 1
+        }
+        j += 1
+    }
+    return count2
 }
