@@ -321,11 +321,25 @@ struct FeatureExtractor {
         var lag = 0
         let r0 = b.acf[0]
         if r0 > 1e-9 {
+            // Lags in order; a block of four none of which beats the current maximum is skipped
+            // with one SIMD comparison (the maximum cannot change inside it).
             var threshold: Float = 0                        // harm * r0, recomputed only when harm changes
-            for l in FrontEnd.minLag...FrontEnd.maxLag where b.acf[l] > threshold {
-                harm = b.acf[l] / r0
-                threshold = harm * r0
-                lag = l
+            let acf = b.acf, raw = UnsafeRawPointer(b.acf)
+            var l = FrontEnd.minLag
+            while l <= FrontEnd.maxLag {
+                let end = min(l + 4, FrontEnd.maxLag + 1)
+                if end == l + 4 && !any(raw.loadUnaligned(fromByteOffset: 4 * l, as: SIMD4<Float>.self) .> threshold) {
+                    l = end
+                    continue
+                }
+                while l < end {
+                    if acf[l] > threshold {
+                        harm = acf[l] / r0
+                        threshold = harm * r0
+                        lag = l
+                    }
+                    l += 1
+                }
             }
         }
         harm = min(max(harm, 0), 1)
