@@ -161,6 +161,15 @@ def cmd_train(a):
         report(f"epoch {ep + 1} loss {tot / nchunks:.4f} lr {lr:.1e} ({time.time() - t0:.0f} s)", s_)
         if best is None or s_["score"] > best[0]:
             best = (s_["score"], ep + 1, {k: v.clone() for k, v in model.state_dict().items()}, s_["alpha"])
+        if a.swa and ep >= a.epochs - a.swa:   # running mean of the last epochs' weights
+            cur = model.state_dict(); n_ = ep - (a.epochs - a.swa) + 1
+            swa = {k: v.clone() for k, v in cur.items()} if n_ == 1 else {k: swa[k] + (cur[k] - swa[k]) / n_ for k in cur}
+    if a.swa:
+        model.load_state_dict(swa)
+        s_ = summary(evalset, {id(i): z for i, z in zip(evalset, run_clips(model, Ev))})
+        report(f"mean of the weights of the last {a.swa} epochs", s_)
+        if s_["score"] > best[0]:
+            best = (s_["score"], f"mean of the last {a.swa}", swa, s_["alpha"])
     score, ep, state, alpha = best
     model.load_state_dict(state)
     zs = run_clips(model, Ev)
@@ -240,6 +249,7 @@ def main():
     t.add_argument("--l2", type=float, default=1e-5)
     t.add_argument("--weights", default="1,0.5,0.8,1.5,1.2", help="loss share of speech, corpus mixtures, synthetic mixtures, music, noise")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--swa", type=int, default=0, help="also try the mean of the weights of the last N epochs")
     t.add_argument("--final", action="store_true")
     t.add_argument("--baseline", help="a VADModelWeights.swift to evaluate the same way first")
     t.add_argument("--save", required=True)
@@ -250,24 +260,56 @@ def main():
     p.add_argument("--features", help="a folder of features dumped by parley-vadtool (made if missing)")
     p.add_argument("files", nargs="+")
     b = sub.add_parser("blend")
-    b.add_argument("--model", required=True)
+    b.add_argument("--model", required=True, nargs="+")
     b.add_argument("--work", required=True)
     b.add_argument("--mlp", default=f"{T.ROOT}/Sources/ParleyVoice/VADModelWeights.swift")
     b.add_argument("--shares", default="0.25,0.5,0.75,1")
     b.add_argument("--share", type=float, help="save this share instead of the best one")
     b.add_argument("--save", required=True)
+    v = sub.add_parser("val")
+    v.add_argument("--work", required=True)
+    v.add_argument("models", nargs="+")
     s = sub.add_parser("swift")
     s.add_argument("--model", required=True)
     s.add_argument("--out", required=True)
     a = ap.parse_args()
-    {"train": cmd_train, "predict": cmd_predict, "blend": cmd_blend, "swift": cmd_swift}[a.cmd](a)
+    {"train": cmd_train, "predict": cmd_predict, "blend": cmd_blend, "val": cmd_val, "swift": cmd_swift}[a.cmd](a)
+
+
+def merge_grus(paths):
+    """One GRU whose logit is the mean of the logits of several (same standardisation): units
+    side by side, recurrent weights block-diagonal per gate (exact)."""
+    parts = [load_model(p)[1] for p in paths]
+    for q in parts[1:]:
+        assert np.allclose(q["mean"], parts[0]["mean"]) and np.allclose(q["inv"], parts[0]["inv"]), "different standardisation"
+    hs = [q["hidden"] for q in parts]; H = sum(hs); k = len(parts)
+    st = [{n: v.numpy() for n, v in q["state"].items()} for q in parts]
+    wi = np.zeros((3 * H, T.NFEAT), np.float32); wh = np.zeros((3 * H, H), np.float32)
+    bi = np.zeros(3 * H, np.float32); bh = np.zeros(3 * H, np.float32)
+    wo = np.zeros((1, H), np.float32); bo = np.zeros(1, np.float32)
+    o = 0
+    for q, h in zip(st, hs):
+        for g in range(3):
+            wi[g * H + o:g * H + o + h] = q["gru.weight_ih_l0"][g * h:(g + 1) * h]
+            wh[g * H + o:g * H + o + h, o:o + h] = q["gru.weight_hh_l0"][g * h:(g + 1) * h]
+            bi[g * H + o:g * H + o + h] = q["gru.bias_ih_l0"][g * h:(g + 1) * h]
+            bh[g * H + o:g * H + o + h] = q["gru.bias_hh_l0"][g * h:(g + 1) * h]
+        wo[0, o:o + h] = q["out.weight"][0] / k; bo += q["out.bias"] / k
+        o += h
+    state = {"gru.weight_ih_l0": wi, "gru.weight_hh_l0": wh, "gru.bias_ih_l0": bi, "gru.bias_hh_l0": bh,
+             "out.weight": wo, "out.bias": bo}
+    d = dict(parts[0], hidden=H, state={n: torch.from_numpy(v) for n, v in state.items()},
+             note="mean of " + "; ".join(f"[{q['note']}]" for q in parts))
+    m = GRUVAD(T.NFEAT, H); m.load_state_dict(d["state"]); m.eval()
+    return m, d
 
 
 def cmd_blend(a):
     """Validation figures of share * GRU logit + (1 - share) * MLP logit (the MLP a
-    VADModelWeights.swift) for several shares; saves the model with the chosen share."""
+    VADModelWeights.swift) for several shares; saves the model with the chosen share. Several
+    --model: their mean, merged into one GRU (merge_grus)."""
     torch.set_num_threads(1)
-    model, d = load_model(a.model)
+    model, d = merge_grus(a.model) if len(a.model) > 1 else load_model(a.model[0])
     items = T.load_items(argparse.Namespace(reuse=True, work=a.work))
     for i in items: i["y"] = T.fill_gaps(i["y"], d.get("gap", 0))
     evalset = [i for i in items if i["split"] in ("val", "report")]
@@ -287,6 +329,24 @@ def cmd_blend(a):
              note=d["note"] + f"; blended with the MLP ({share:g} GRU), output smoothing {alpha}")
     torch.save(d, a.save)
     print(f"chosen share {share}, smoothing {alpha}; saved {a.save}")
+
+
+def cmd_val(a):
+    """One Markdown row of validation figures per saved model (its share and smoothing)."""
+    torch.set_num_threads(1)
+    items = T.load_items(argparse.Namespace(reuse=True, work=a.work))
+    for i in items: i["y"] = T.fill_gaps(i["y"], 0)
+    evalset = [i for i in items if i["split"] in ("val", "report")]
+    for path in a.models:
+        model, d = load_model(path)
+        z = run_clips(model, [standardise(i["X"], d["mean"], d["inv"]) for i in evalset])
+        share = d.get("share", 1.0)
+        if share < 1:
+            B = merge.load(d["mlp"])
+            z = [share * g + (1 - share) * merge.logit(B, i["X"], B["mean"], B["invStd"]) for g, i in zip(z, evalset)]
+        s_ = summary(evalset, {id(i): g for i, g in zip(evalset, z)}, (d["alpha"],))
+        print(f"| {os.path.basename(path)} | {s_['P']:.3f} / {s_['R']:.3f} / {s_['f1']:.3f} / {s_['prauc']:.3f} | "
+              f"{s_['music']:.3f} / {s_['noise']:.3f} |", flush=True)
 
 
 def cmd_swift(a):
