@@ -30,6 +30,8 @@ final class Resampler {
     private let phases: UnsafeMutablePointer<Int32>
     private let starts: UnsafeMutablePointer<Int32>
     private var acc: Int                                 // next output position relative to newest input
+    /// The taps again, each repeated in four lanes (a broadcast is then one aligned load).
+    private let taps4: UnsafeMutablePointer<SIMD4<Float>>
 
     /// The most inputs one ``run(_:into:)`` takes.
     static let maxBlock = 960
@@ -76,10 +78,13 @@ final class Resampler {
             }
         }
         precondition(total == 1 || tapsPerPhase % 8 == 0, "the SIMD filter loop needs a multiple of 8 taps")
+        taps4 = .allocate(capacity: total)
+        for i in 0..<total { taps4[i] = SIMD4(repeating: taps[i]) }
     }
 
     deinit {
         taps.deallocate(); buffer.deallocate(); output.deallocate(); phases.deallocate(); starts.deallocate()
+        taps4.deallocate()
     }
 
     func copy() -> Resampler {
@@ -98,8 +103,9 @@ final class Resampler {
     /// how many outputs it wrote (at most `2 * count + 1`).
     ///
     /// Each output is the same ``dot8`` of one filter phase with the window of the last
-    /// `tapsPerPhase` inputs that a sample-by-sample filter would compute; two outputs at a
-    /// time run interleaved in pairs (independent, so the dot products overlap), with the same result.
+    /// `tapsPerPhase` inputs that a sample-by-sample filter would compute: when interpolating,
+    /// eight outputs of one phase at a time in SIMD lanes (``group(_:_:)``), otherwise (and the
+    /// rest) in interleaved pairs.
     func run(_ count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
         precondition(count <= Self.maxBlock)
         if up == 1 && down == 1 {
@@ -114,8 +120,8 @@ final class Resampler {
         for i in 0..<count {
             a -= up
             while a < up {
-                phases[n] = Int32(a)
-                starts[n] = Int32(i)
+                phases[n] = Int32(truncatingIfNeeded: a)
+                starts[n] = Int32(truncatingIfNeeded: i)
                 n += 1
                 a += down
             }
@@ -123,6 +129,19 @@ final class Resampler {
         acc = a
         let t = tapsPerPhase
         var q = 0
+        if down == 1 {
+            // Interpolation (8 kHz): outputs q + r + up * lane (lane < 8) share phase phases[q + r]
+            // and their windows start one input apart, so eight of them are one SIMD8 group.
+            // (With down > 1 the windows are `down` apart and regrouping the inputs costs more
+            // than it saves.)
+            while q + 8 * up <= n {
+                for r in 0..<up {
+                    let v = group(Int(phases[q + r]), Int(starts[q + r]))
+                    for lane in 0..<8 { out[q + r + up * lane] = v[lane] }
+                }
+                q += 8 * up
+            }
+        }
         while q + 2 <= n {
             let r = dot8x2(taps + Int(phases[q]) * t, buffer + Int(starts[q]),
                            taps + Int(phases[q + 1]) * t, buffer + Int(starts[q + 1]), t)
@@ -135,6 +154,41 @@ final class Resampler {
         }
         buffer.update(from: buffer + count, count: keep)
         return n
+    }
+
+    /// Eight outputs of phase `phase` whose windows start at `start`, `start + 1`, ... (down == 1): in each
+    /// lane the same products and additions, in the same order, as ``dot8`` of that output's taps
+    /// and window (chunks of eight taps alternating between two sums, the sums added, then the
+    /// eight positions in order), without the horizontal sum per output.
+    @inline(__always)
+    private func group(_ phase: Int, _ start: Int) -> SIMD8<Float> {
+        let t = tapsPerPhase, chunks = t / 8
+        let base = UnsafeRawPointer(buffer + start)
+        let h = taps4 + phase * t
+        // SIMD8 as two SIMD4 halves so each broadcast tap is loaded once for both.
+        @inline(__always) func x(_ k: Int, _ half: Int) -> SIMD4<Float> {
+            base.loadUnaligned(fromByteOffset: 4 &* k &+ 16 &* half, as: SIMD4<Float>.self)
+        }
+        var lo = SIMD4<Float>(), hi = SIMD4<Float>()
+        for l in 0..<8 {
+            var a0l = SIMD4<Float>(), a0h = SIMD4<Float>(), a1l = SIMD4<Float>(), a1h = SIMD4<Float>()
+            var c = 0
+            while c &+ 2 <= chunks {       // wrapping index arithmetic: no overflow checks in the loop
+                let k = c &* 8 &+ l
+                let w0 = h[k], w1 = h[k &+ 8]
+                a0l += w0 * x(k, 0); a0h += w0 * x(k, 1)
+                a1l += w1 * x(k &+ 8, 0); a1h += w1 * x(k &+ 8, 1)
+                c &+= 2
+            }
+            if c < chunks {
+                let k = c &* 8 &+ l
+                let w0 = h[k]
+                a0l += w0 * x(k, 0); a0h += w0 * x(k, 1)
+            }
+            lo += a0l + a1l
+            hi += a0h + a1h
+        }
+        return SIMD8(lowHalf: lo, highHalf: hi)
     }
 
     /// Pushes one input sample; calls `emit` for each output sample it completes (0, 1 or 2).
