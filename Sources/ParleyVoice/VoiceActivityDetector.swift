@@ -266,12 +266,17 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
             p = 0
             smootherPrimed = false
         } else {
-            // The decision's logit: the GRU's, or its blend with the MLP's (VADRecurrentWeights.share).
-            // Digital silence above leaves the GRU's state as it was.
+            // The decision's logit: the MLP's (share 0: the GRU is not run), the GRU's, or their
+            // blend (VADRecurrentWeights.share). Digital silence above leaves the GRU's state as it was.
             let features = extractor.buffers.features
             let share = recurrent.share
-            var logit = recurrent.logit(features, &recurrentState)
-            if share < 1 { logit = share * logit + (1 - share) * model.logit(features) }
+            var logit: Float
+            if share <= 0 {
+                logit = model.logit(features)
+            } else {
+                logit = recurrent.logit(features, &recurrentState)
+                if share < 1 { logit = share * logit + (1 - share) * model.logit(features) }
+            }
             let a = recurrent.smoothing
             if a > 0 && smootherPrimed { logit = a * previousLogit + (1 - a) * logit }
             previousLogit = logit

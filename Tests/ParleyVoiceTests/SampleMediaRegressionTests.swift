@@ -5,8 +5,7 @@ import ParleyVoice
 
 // Regression test on SampleMedia: fails if detection quality on the repository's own clips drops
 // below what the shipped model measured when it was trained (margins of about 0.05-0.1).
-// Figures measured with the shipped model (the GRU in VADRecurrentWeights.swift blended with the
-// MLP in VADModelWeights.swift; see Tools/vad-training/README.md).
+// Figures measured with the model in VADModelWeights.swift (see Tools/vad-training/README.md).
 
 let sampleMedia = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia")
@@ -48,9 +47,8 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
 
 @Test func conversationFramesMatchTheTruth() throws {
     let truth = try truthSegments()
-    // Measured F1: armelle 0.934, carlo 0.936, reader 0.940 (with the MLP alone, before the GRU:
-    // 0.909, 0.907 and 0.786, the reader's low-level read speech at recall 0.65).
-    let floors: [String: Double] = ["armelle": 0.88, "carlo": 0.88, "reader": 0.88]
+    // Measured F1: armelle 0.909, carlo 0.907, reader 0.786 (read speech at a low level: recall 0.65).
+    let floors: [String: Double] = ["armelle": 0.85, "carlo": 0.85, "reader": 0.72]
     for (name, floor) in floors {
         let d = try decisions("conversation/\(name).wav")
         var tp = 0.0, fp = 0.0, fn = 0.0
@@ -81,15 +79,14 @@ func truthSegments() throws -> [String: [(Double, Double)]] {
 }
 
 @Test func speechClipsAreDetectedAtBothRates() throws {
-    // Measured: 16 kHz 0.94, 48 kHz 0.94 of frames flagged; the clip is 92% speech by the corpus's
-    // energy-label rule (at 16 kHz P 0.96, R 0.98 against it). The MLP alone, before the GRU: 0.72.
-    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.85)
-    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.85)
+    // Measured: 16 kHz 0.72, 48 kHz 0.72 of frames flagged (the clips contain pauses).
+    #expect(flaggedShare(try decisions("speech/speech-16k.wav")) >= 0.66)
+    #expect(flaggedShare(try decisions("speech/speech-48k.wav")) >= 0.66)
 }
 
 @Test func musicAndNoiseClipsAreFlaggedLessThanSpeech() throws {
-    // Measured: sectoid-feelings 0.06, sectoid-metal-madness 0.18, 3d-printer 0.12, door 0.73,
-    // vinyl-hiss 0.02; mean 0.22 (the MLP alone: 0.11, 0.21, 0.07, 0.75, 0.01; mean 0.23). These 3 s clips are too short for the noise floor and the 1 s
+    // Measured: sectoid-feelings 0.11, sectoid-metal-madness 0.21, 3d-printer 0.07, door 0.75,
+    // vinyl-hiss 0.01; mean 0.23. These 3 s clips are too short for the noise floor and the 1 s
     // context to settle, so they are the hard case; the test guards against regressions.
     let clips = ["music/sectoid-feelings.wav", "music/sectoid-metal-madness.wav", "noise/3d-printer.wav",
                  "noise/door.wav", "noise/vinyl-hiss.wav"]

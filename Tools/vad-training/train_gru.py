@@ -146,7 +146,9 @@ def cmd_train(a):
                 xb[r, :m] = Xs[k][st:st + m]; yb[r, :m] = Ys[k][st:st + m]; wb[r, :m] = W[k][st:st + m]
                 if a.burn and st > 0:   # the first frames after a mid-clip start: no loss (state warming up)
                     wb[r, :min(a.burn, m)] = 0
-            z, _ = model(torch.from_numpy(xb))
+            xt = torch.from_numpy(xb)
+            if a.input_noise: xt = xt + a.input_noise * torch.randn_like(xt)   # standardised units
+            z, _ = model(xt)
             wt = torch.from_numpy(wb)
             loss = (wt * nn.functional.binary_cross_entropy_with_logits(z, torch.from_numpy(yb), reduction="none")).sum() / wt.sum().clamp_min(1e-6)
             l2 = sum((p ** 2).sum() for n_, p in model.named_parameters() if "weight" in n_)
@@ -249,6 +251,7 @@ def main():
     t.add_argument("--l2", type=float, default=1e-5)
     t.add_argument("--weights", default="1,0.5,0.8,1.5,1.2", help="loss share of speech, corpus mixtures, synthetic mixtures, music, noise")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--input-noise", type=float, default=0.0, help="Gaussian noise on the standardised inputs while training")
     t.add_argument("--swa", type=int, default=0, help="also try the mean of the weights of the last N epochs")
     t.add_argument("--final", action="store_true")
     t.add_argument("--baseline", help="a VADModelWeights.swift to evaluate the same way first")
