@@ -373,15 +373,20 @@ struct FeatureExtractor {
         s.envBP.y2 = s.envBP.y1; s.envBP.y1 = y
         let fast = envelope - s.previousEnvelope
         s.previousEnvelope = envelope
-        s.modBandEMA += 0.02 * (min(y * y, 2_500) - s.modBandEMA)        // tau 0.5 s
-        s.modFastEMA += 0.02 * (min(fast * fast, 2_500) - s.modFastEMA)
+        // Tau 0.5 s; 50 ms while the speech band is at its noise floor (bounded memory after speech).
+        let atFloor = speechSNR < 3
+        let modRate: Float = atFloor ? 0.2 : 0.02
+        s.modBandEMA += modRate * (min(y * y, 2_500) - s.modBandEMA)
+        s.modFastEMA += modRate * (min(fast * fast, 2_500) - s.modFastEMA)
         let modBand = decibels(s.modBandEMA + 0.01)
         let modFast = decibels(s.modFastEMA + 0.01)
 
         // Longer-horizon context.
         s.snr100 += 0.1 * (speechSNR - s.snr100)
-        s.snr1s += 0.01 * (speechSNR - s.snr1s)
-        s.snrSq1s += 0.01 * (speechSNR * speechSNR - s.snrSq1s)
+        // Tau 1 s; 0.1 s while the speech band is at its noise floor.
+        let snrRate: Float = atFloor ? 0.1 : 0.01
+        s.snr1s += snrRate * (speechSNR - s.snr1s)
+        s.snrSq1s += snrRate * (speechSNR * speechSNR - s.snrSq1s)
         let snrDev = root(s.snrSq1s - s.snr1s * s.snr1s)
         s.harm200 += 0.05 * (harm - s.harm200)
         s.voiced1s += 0.01 * ((harm > 0.45 && speechSNR > 3 ? 1 : 0) - s.voiced1s)
