@@ -133,7 +133,7 @@ public struct AudioSendPipeline: ~Copyable {
         var probabilitySum: Float = 0
         var snrSum: Float = 0
         var decisions = 0
-        var wasTalking = talk.isTalking
+        var wasTalking = false
         var talkEvent: TalkEvent?
         floats.withUnsafeBufferPointer { f in
             vad.process(f) { d in

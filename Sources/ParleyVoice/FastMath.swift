@@ -195,3 +195,22 @@ func tanhInPlace(_ v: UnsafeMutablePointer<Float>, _ n: Int) {
         o += 32
     }
 }
+
+/// One zero-filled allocation carved into consecutive blocks of `sizes` floats (a model's
+/// weights, copied once at start-up): the allocation to free, and each block's start.
+func allocateWeightBlocks(_ sizes: [Int]) -> (memory: UnsafeMutablePointer<Float>, blocks: [UnsafeMutablePointer<Float>]) {
+    let total = sizes.reduce(0, +)
+    let memory = UnsafeMutablePointer<Float>.allocate(capacity: total)
+    memory.initialize(repeating: 0, count: total)
+    var blocks: [UnsafeMutablePointer<Float>] = []
+    var offset = 0
+    for n in sizes { blocks.append(memory + offset); offset += n }
+    return (memory, blocks)
+}
+
+/// Where the weight of neuron `row` for input `input` goes in the layout ``denseLayer8`` reads:
+/// rows in blocks of eight, each block `inputStride` inputs long with its eight rows interleaved.
+@inline(__always)
+func interleaved8Index(row: Int, input: Int, inputStride: Int) -> Int {
+    ((row / 8) * inputStride + input) * 8 + row % 8
+}

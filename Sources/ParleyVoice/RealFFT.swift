@@ -234,6 +234,22 @@ final class RealFFT {
         split(re: re, im: im)
     }
 
+    /// For bins k...k+3 of a half-length spectrum (re, im) and their mirrors half-k...half-k-3:
+    /// the even part (A + conj B) / 2 and the difference (A - conj B) / 2, four lanes at a time
+    /// (the common first step of the real-FFT split and of its inverse).
+    @inline(__always)
+    private static func halves4(_ re: UnsafeRawPointer, _ im: UnsafeRawPointer, k: Int, half: Int)
+        -> (er: SIMD4<Float>, ei: SIMD4<Float>, dr: SIMD4<Float>, di: SIMD4<Float>) {
+        let o = k * 4, ob = (half - k - 3) * 4
+        let ar = re.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+        let ai = im.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+        let brv = re.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+        let biv = im.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
+        let br = SIMD4(brv[3], brv[2], brv[1], brv[0])
+        let bi = -SIMD4(biv[3], biv[2], biv[1], biv[0])
+        return (0.5 * (ar + br), 0.5 * (ai + bi), 0.5 * (ar - br), 0.5 * (ai - bi))
+    }
+
     /// The split step of the forward transform, four bins at a time (each lane the scalar
     /// formula's operations in order).
     @inline(__always)
@@ -248,15 +264,8 @@ final class RealFFT {
             let cr = UnsafeRawPointer(splitCos), sr = UnsafeRawPointer(splitSin)
             let outR = UnsafeMutableRawPointer(re), outI = UnsafeMutableRawPointer(im)
             while k + 4 <= half {
-                let o = k * 4, ob = (half - k - 3) * 4
-                let ar = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                let ai = ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                let brv = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                let biv = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                let br = SIMD4(brv[3], brv[2], brv[1], brv[0])
-                let bi = -SIMD4(biv[3], biv[2], biv[1], biv[0])
-                let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
-                let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
+                let o = k * 4
+                let (er, ei, dr, di) = Self.halves4(rr, ri, k: k, half: half)
                 let or_ = di, oi = -dr
                 let wr = cr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
                 let wi = sr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
@@ -291,15 +300,8 @@ final class RealFFT {
             let cr = UnsafeRawPointer(splitCos), sr = UnsafeRawPointer(splitSin)
             let tr = UnsafeMutableRawPointer(self.tr), ti = UnsafeMutableRawPointer(self.ti)
             while k + 4 <= half {
-                let o = k * 4, ob = (half - k - 3) * 4
-                let ar = rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                let ai = ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                let brv = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                let biv = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                let br = SIMD4(brv[3], brv[2], brv[1], brv[0])
-                let bi = -SIMD4(biv[3], biv[2], biv[1], biv[0])
-                let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
-                let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
+                let o = k * 4
+                let (er, ei, dr, di) = Self.halves4(rr, ri, k: k, half: half)
                 let wr = cr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
                 let wi = -sr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
                 let or_ = dr * wr - di * wi, oi = dr * wi + di * wr

@@ -41,23 +41,19 @@ final class VADModel: @unchecked Sendable {   // immutable after init: safe to s
         hidden2Stride = padded(W.hidden2)
         let sizes = [W.inputCount, W.inputCount, hidden1Stride * inputStride, hidden1Stride,
                      hidden2Stride * hidden1Stride, hidden2Stride, W.hidden2]
-        let m = UnsafeMutablePointer<Float>.allocate(capacity: sizes.reduce(0, +))
-        m.initialize(repeating: 0, count: sizes.reduce(0, +))
+        let (m, starts) = allocateWeightBlocks(sizes)
         memory = m
-        var starts: [UnsafeMutablePointer<Float>] = []
-        var o = 0
-        for n in sizes { starts.append(m + o); o += n }
         mean = starts[0]; invStd = starts[1]; w1t = starts[2]; b1 = starts[3]
         w2t = starts[4]; b2 = starts[5]; w3 = starts[6]
         for i in 0..<W.inputCount { mean[i] = W.mean[i]; invStd[i] = W.invStd[i] }
         for j in 0..<W.hidden1 {
             b1[j] = W.b1[j]
-            for i in 0..<W.inputCount { w1t[((j / 8) * inputStride + i) * 8 + j % 8] = W.w1[j * W.inputCount + i] }
+            for i in 0..<W.inputCount { w1t[interleaved8Index(row: j, input: i, inputStride: inputStride)] = W.w1[j * W.inputCount + i] }
         }
         for j in 0..<W.hidden2 {
             b2[j] = W.b2[j]
             w3[j] = W.w3[j]
-            for i in 0..<W.hidden1 { w2t[((j / 8) * hidden1Stride + i) * 8 + j % 8] = W.w2[j * W.hidden1 + i] }
+            for i in 0..<W.hidden1 { w2t[interleaved8Index(row: j, input: i, inputStride: hidden1Stride)] = W.w2[j * W.hidden1 + i] }
         }
         b3 = W.b3
         smoothing = W.outputSmoothing

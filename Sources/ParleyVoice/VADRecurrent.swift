@@ -43,13 +43,8 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
         hiddenStride = padded(W.hidden)
         let rows = 3 * hiddenStride
         let sizes = [W.inputCount, W.inputCount, rows * inputStride, rows, rows * hiddenStride, rows, hiddenStride]
-        let total = sizes.reduce(0, +)
-        let m = UnsafeMutablePointer<Float>.allocate(capacity: total)
-        m.initialize(repeating: 0, count: total)
+        let (m, starts) = allocateWeightBlocks(sizes)
         memory = m
-        var starts: [UnsafeMutablePointer<Float>] = []
-        var o = 0
-        for n in sizes { starts.append(m + o); o += n }
         mean = starts[0]; invStd = starts[1]; wi = starts[2]; bi = starts[3]
         wh = starts[4]; bh = starts[5]; wo = starts[6]
         for i in 0..<W.inputCount { mean[i] = W.mean[i]; invStd[i] = W.invStd[i] }
@@ -58,8 +53,8 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
                 let src = g * W.hidden + j, dst = g * hiddenStride + j
                 bi[dst] = W.bi[src]
                 bh[dst] = W.bh[src]
-                for i in 0..<W.inputCount { wi[(dst / 8 * inputStride + i) * 8 + dst % 8] = W.wi[src * W.inputCount + i] }
-                for i in 0..<W.hidden { wh[(dst / 8 * hiddenStride + i) * 8 + dst % 8] = W.wh[src * W.hidden + i] }
+                for i in 0..<W.inputCount { wi[interleaved8Index(row: dst, input: i, inputStride: inputStride)] = W.wi[src * W.inputCount + i] }
+                for i in 0..<W.hidden { wh[interleaved8Index(row: dst, input: i, inputStride: hiddenStride)] = W.wh[src * W.hidden + i] }
             }
         }
         for j in 0..<W.hidden { wo[j] = W.wo[j] }
