@@ -297,7 +297,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
             let above = levelFloor.isNaN ? 0 : level - levelFloor
             var evidence = VADEvidence(energyDbov: level, snrDb: voiced ? 60 : above)
             evidence.noiseFloorDbov = levelFloor
-            let probability: Float = voiced ? 1 : (above >= 12 ? 0.3 : 0)
+            let probability: Float = voiced ? 1 : (above >= 6 ? 0.3 : 0)
             let t = streamTime + Double(k) * VoiceActivityDetector.frameDuration
             let d = VADDecision(frameIndex: Int((t * 100).rounded()), time: t, probability: probability,
                                 isSpeech: voiced, evidence: evidence)

@@ -4,7 +4,7 @@
 
 /// A stream's GRU state: the hidden vector (zero after a reset; lanes past the model's width stay 0).
 struct VADRecurrentState: Sendable {
-    var hidden = SIMD32<Float>()
+    var hidden = SIMD64<Float>()
 }
 
 /// The GRU's weights, copied once into contiguous, zero-padded rows so every gate unit is a
@@ -33,7 +33,7 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
     private init() {
         typealias W = VADRecurrentWeights
         precondition(W.inputCount == VADFeature.count, "recurrent model and front end disagree on the feature count")
-        precondition(W.hidden >= 1 && W.hidden <= 32 && W.inputCount <= 64, "recurrent model too large for the scratch")
+        precondition(W.hidden >= 1 && W.hidden <= 64 && W.inputCount <= 64, "recurrent model too large for the scratch")
         precondition(W.mean.count == W.inputCount && W.invStd.count == W.inputCount
                      && W.wi.count == 3 * W.hidden * W.inputCount && W.bi.count == 3 * W.hidden
                      && W.wh.count == 3 * W.hidden * W.hidden && W.bh.count == 3 * W.hidden
@@ -68,9 +68,9 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
     func logit(_ features: UnsafePointer<Float>, _ state: inout VADRecurrentState) -> Float {
         withUnsafeMutableBytes(of: &state.hidden) { hBytes in
             let h = hBytes.baseAddress!.assumingMemoryBound(to: Float.self)
-            return withUnsafeTemporaryAllocation(of: Float.self, capacity: 64 + 6 * 32) { scratch in
+            return withUnsafeTemporaryAllocation(of: Float.self, capacity: 64 + 6 * 64) { scratch in
                 let x = scratch.baseAddress!
-                let gi = x + 64, gh = gi + 3 * 32
+                let gi = x + 64, gh = gi + 3 * 64
                 for i in 0..<inputs {
                     x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
                 }

@@ -6,7 +6,8 @@
 set -euo pipefail
 W=${1:?usage: gather.sh WORKDIR}
 mkdir -p "$W/debs" "$W/x" "$W/wav"
-PKGS="fillets-ng-data-cs fillets-ng-data-nl klettres-data lincity-ng-data extremetuxracer-data frozen-bubble-data pingus-data tuxtype-data lmms-common warzone2100-music"
+PKGS="fillets-ng-data-cs fillets-ng-data-nl klettres-data lincity-ng-data extremetuxracer-data frozen-bubble-data pingus-data tuxtype-data lmms-common warzone2100-music
+      trigger-rally-data warzone2100-data scorched3d-data crrcsim-data stormbaancoureur-data bzflag-data teeworlds-data marsshooter-data"
 (cd "$W/debs" && apt-get download $PKGS)
 for d in "$W"/debs/*.deb; do n=$(basename "$d" | cut -d_ -f1); mkdir -p "$W/x/$n"; dpkg-deb -x "$d" "$W/x/$n"; done
 
@@ -47,6 +48,34 @@ for src in "lincity:lincity-ng-data/usr/share/games/lincity-ng/sounds" "etr:extr
   ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/fx_$tag.txt" -t 120 -c:a pcm_s16le "$W/wav/effects/$tag.wav" || echo "skip fx $tag"
   rm -f "$W"/tmp_fx_*.wav
 done
+# Effects, second batch (engines, vehicles, wind, machinery, weapons, impacts, foley): game
+# sound effects from packages not used before; voice lines (co-driver calls, announcers, unit
+# acknowledgements, character voices) are left out so only non-speech is labelled non-speech.
+# Short loops (engine, fan, wind) are repeated to 4 s so they are heard as sustained sound.
+fx2() {  # fx2 TAG FILE...: one clip per tag, files joined with 0.3 s gaps, at most 180 s
+  local tag=$1; shift
+  : > "$W/fx2_$tag.txt"; local i=0
+  for f in "$@"; do
+    i=$((i + 1)); local t="$W/tmp_fx2_${tag}_$i.wav"
+    local dur; dur=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$f" 2>/dev/null || echo 0)
+    local loop=0; if awk "BEGIN{exit !($dur > 0 && $dur < 2)}"; then loop=$(awk "BEGIN{print int(4 / $dur)}"); fi
+    ffmpeg -nostdin -v error -y -stream_loop $loop -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=0.3" \
+      -c:a pcm_s16le "$t" 2>/dev/null && echo "file '$t'" >> "$W/fx2_$tag.txt"
+  done
+  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/fx2_$tag.txt" -t 180 -c:a pcm_s16le "$W/wav/effects/fx2_$tag.wav" || echo "skip fx2 $tag"
+  rm -f "$W"/tmp_fx2_*.wav
+}
+X=$W/x
+mkdir -p "$W/fx2zip"
+unzip -q -o "$X/trigger-rally-data/usr/share/games/trigger-rally/data.zip" 'sounds/*' -x 'sounds/codriver/*' -d "$W/fx2zip/trigger"
+unzip -q -o "$X/warzone2100-data/usr/share/games/warzone2100/base.wz" 'audio/sfx/*' -d "$W/fx2zip/warzone"
+fx2 trigger "$W"/fx2zip/trigger/sounds/*.wav
+fx2 warzone $(find "$W/fx2zip/warzone/audio/sfx" -name "*.ogg" | sort)
+fx2 scorched3d $(find "$X/scorched3d-data" -path "*/data/wav/*" -name "*.wav" | sort)
+fx2 crrcsim $(find "$X/crrcsim-data" -name "*.wav" ! -path "*/f3f/*" | sort) $(find "$X/stormbaancoureur-data" -name "*.wav" | sort)   # f3f/: spoken counts
+fx2 bzflag $(find "$X/bzflag-data" -name "*.wav" ! -name "killteam.wav" ! -name "flag_lost.wav" ! -name "flag_won.wav" | sort)   # voice-like cries left out
+fx2 teeworlds $(find "$X/teeworlds-data" -name "*.wv" ! -name "vo_*" ! -name "music*" | sort)
+fx2 marsshooter $(find "$X/marsshooter-data" \( -path "*/audio/toon/*" -o -path "*/audio/interface/*" \) -name "*.ogg" -o \( -path "*/audio/toon/*" -name "*.wav" \) | sort)
 # Speech: KLettres letters and syllables recorded by native speakers, ~20 languages; per language
 # concatenated with 0.15-0.9 s pauses (pseudo-random, seeded by position) into one clip.
 for dir in "$W"/x/klettres-data/usr/share/klettres/*/; do

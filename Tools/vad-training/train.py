@@ -22,7 +22,7 @@ NFEAT = 31
 
 VAL_SPEECH = ("sp05_", "sp10_", "sp15_", "sp17_")
 VAL_MUSIC = ("mu09_", "mu11_", "mu12_", "warzone__")
-VAL_NOISE = ("no03_", "lincity__", "lincity.wav")
+VAL_NOISE = ("no03_", "lincity__", "lincity.wav", "fx2_bzflag")
 VAL_LANGS = ("klettres__ar", "klettres__he", "klettres__uk", "klettres__nb")
 
 
@@ -249,7 +249,25 @@ def make_mixtures_v1(items, work, split, count, seed):
     return made
 
 
-def make_mixtures(items, work, split, count, seed, music_share=None):
+def babble(rng, speech, load, n, exclude):
+    """2-5 talkers of the split (not the foreground's clip) overlapped, each reverberant and at a
+    random level within 6 dB: background voices (a TV, a neighbouring desk, a cafe), which a
+    talking indicator must not take for the participant."""
+    pool = [i for i in speech if i["path"] != exclude] or speech
+    out = np.zeros(n, np.float32)
+    for _ in range(int(rng.integers(2, 6))):
+        x, _ = load(pool[rng.integers(len(pool))])
+        if len(x) < n: x = np.tile(x, n // max(len(x), 1) + 1)
+        a = rng.integers(0, len(x) - n + 1)
+        v = x[a:a + n].astype(np.float64)
+        h = synthetic_rir(rng, 0.3 + 0.6 * rng.random())
+        m = 1 << int(np.ceil(np.log2(n + len(h))))
+        v = np.fft.irfft(np.fft.rfft(v, m) * np.fft.rfft(h, m), m)[:n]
+        out += (v / (np.sqrt(np.mean(v ** 2)) + 1e-9) * 10 ** (-6 * rng.random() / 20)).astype(np.float32)
+    return out
+
+
+def make_mixtures(items, work, split, count, seed, music_share=None, babble_share=0.0, long_gap_share=0.0):
     """Speech (sometimes reverberant or telephone-band) plus non-speech (a clip of the same split,
     a stationary or modulated noise, or both) at -5 to 30 dB SNR, 3-12 s long, random level."""
     rng = np.random.default_rng(seed)
@@ -264,16 +282,35 @@ def make_mixtures(items, work, split, count, seed, music_share=None):
         xs, ls = x[a:a + n].copy(), lab[a // 160:(a + n) // 160]
         if ls.sum() < 30: continue
         tags = []
+        if long_gap_share > 0 and rng.random() < long_gap_share:
+            # 1-2 long pauses (0.8-3 s) inserted where the speech pauses: a meeting's turn ends,
+            # and the background after a short utterance must read as the background before it.
+            for _ in range(int(rng.integers(1, 3))):
+                quiet = np.flatnonzero(ls[:len(xs) // 160] == 0)
+                if len(quiet) == 0: break
+                at = int(quiet[rng.integers(len(quiet))]) * 160
+                k = int((0.8 + 2.2 * rng.random()) * 100) * 160
+                xs = np.concatenate([xs[:at], np.zeros(k, np.float32), xs[at:]])
+                ls = np.concatenate([ls[:at // 160], np.zeros(k // 160, ls.dtype), ls[at // 160:]])
+            n = len(xs); tags.append("gap")
         if rng.random() < 0.35:
             h = synthetic_rir(rng, 0.2 + 0.6 * rng.random())
-            m = 1 << int(np.ceil(np.log2(n + len(h))))
-            xs = np.fft.irfft(np.fft.rfft(xs, m) * np.fft.rfft(h, m), m)[:n].astype(np.float32); tags.append("rev")
+            nf = 1 << int(np.ceil(np.log2(n + len(h))))   # not `m`: that is the mixture's number
+            xs = np.fft.irfft(np.fft.rfft(xs, nf) * np.fft.rfft(h, nf), nf)[:n].astype(np.float32); tags.append("rev")
         if rng.random() < 0.15:
             xs = telephone_band(xs); tags.append("tel")
         r = rng.random()
-        if r < 0.35:
+        if babble_share > 0 and rng.random() < babble_share:
+            bg = babble(rng, speech, load, n, s["path"]); tags.append("babble"); r = 0.5
+            if rng.random() < 0.5:
+                extra, kind = colored_noise(rng, n)
+                bg = bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9)
+                bg = bg + extra / (np.sqrt(np.mean(extra ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20); tags.append(kind)
+        elif r < 0.35:
             bg, kind = colored_noise(rng, n); tags.append(kind)
-        else:
+        if "babble" in tags:
+            pass
+        elif r >= 0.35:
             if music_share is None:
                 o = other[rng.integers(len(other))]
             else:   # music and noise/effects clips in a fixed proportion, whatever their counts
@@ -290,6 +327,7 @@ def make_mixtures(items, work, split, count, seed, music_share=None):
                 extra, kind = colored_noise(rng, n)
                 bg = bg + extra / (np.sqrt(np.mean(extra ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20); tags.append(kind)
         snr = [0, 5, 10, 10, 15, 15, 20, 25, 30][rng.integers(9)]
+        if "babble" in tags: snr = [10, 15, 20, 25][rng.integers(4)]   # voices behind the participant
         ps = np.mean(xs.reshape(-1, 160)[ls > 0] ** 2)
         pb = np.mean(bg ** 2) + 1e-12
         bg = bg * np.sqrt(ps / pb / 10 ** (snr / 10))
@@ -469,7 +507,7 @@ def load_items(a):
         return pickle.load(open(f"{a.work}/items.pkl", "rb"))
     items = collect(a.corpus, a.work, a.mixer == 2)
     mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
-    kw = dict(music_share=a.music_share) if a.mixer == 2 else {}
+    kw = dict(music_share=a.music_share, babble_share=a.babble_share, long_gap_share=a.long_gap_share) if a.mixer == 2 else {}
     items += mix(items, a.work, "train", a.mixtures, 1, **kw)
     items += mix(items, a.work, "val", a.mixtures // 4, 2, **kw)
     print(f"{len(items)} clips; extracting features", flush=True)
@@ -528,6 +566,10 @@ def main():
                          "Opus round trips, modulated noises, -5..30 dB, 3-12 s (see README.md)")
     ap.add_argument("--music-share", type=float, default=None,
                     help="mixer 2: share of music among the clip backgrounds (default: uniform over clips, mostly music)")
+    ap.add_argument("--babble-share", type=float, default=0.0,
+                    help="mixer 2: share of mixtures whose background is babble (2-5 reverberant talkers of the split, 10-25 dB under the speech)")
+    ap.add_argument("--long-gap-share", type=float, default=0.0,
+                    help="mixer 2: share of mixtures with 1-2 pauses of 0.8-3 s inserted into the speech")
     ap.add_argument("--init", help="start from this VADModelWeights.swift (fine-tuning; its shape and standardisation)")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
