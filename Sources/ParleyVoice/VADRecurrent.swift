@@ -5,6 +5,10 @@
 /// A stream's GRU state: the hidden vector (zero after a reset; lanes past the model's width stay 0).
 struct VADRecurrentState: Sendable {
     var hidden = SIMD64<Float>()
+    /// Per-step scratch (inputs, then the input and hidden gate sums): 448 floats inline, since a
+    /// temporary allocation that large would go to the heap on every step.
+    var scratch = (SIMD64<Float>(), SIMD64<Float>(), SIMD64<Float>(), SIMD64<Float>(),
+                   SIMD64<Float>(), SIMD64<Float>(), SIMD64<Float>())
 }
 
 /// The GRU's weights, copied once into contiguous, zero-padded rows so every gate unit is a
@@ -68,8 +72,8 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
     func logit(_ features: UnsafePointer<Float>, _ state: inout VADRecurrentState) -> Float {
         withUnsafeMutableBytes(of: &state.hidden) { hBytes in
             let h = hBytes.baseAddress!.assumingMemoryBound(to: Float.self)
-            return withUnsafeTemporaryAllocation(of: Float.self, capacity: 64 + 6 * 64) { scratch in
-                let x = scratch.baseAddress!
+            return withUnsafeMutableBytes(of: &state.scratch) { scratch in
+                let x = scratch.baseAddress!.assumingMemoryBound(to: Float.self)
                 let gi = x + 64, gh = gi + 3 * 64
                 for i in 0..<inputs {
                     x[i] = min(max((features[i] - mean[i]) * invStd[i], -8), 8)
@@ -81,7 +85,7 @@ final class VADRecurrent: @unchecked Sendable {   // immutable after init: safe 
                 denseLayer8(wh, bh, h, inputStride: hiddenStride, blocks: 3 * hiddenStride / 8, gh)
                 // r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n),
                 // h' = (1 - z) n + z h. Padding lanes: all zero, so r = z = 1/2, n = 0, h' stays 0.
-                let raw = UnsafeMutableRawPointer(scratch.baseAddress!)
+                let raw = scratch.baseAddress!
                 let hr = UnsafeMutableRawPointer(h)
                 let s = hiddenStride * 4
                 var o = 0

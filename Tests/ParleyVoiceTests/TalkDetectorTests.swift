@@ -80,9 +80,15 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
 }
 
 @Test func onsetNeedsEnoughSpeechInTheWindow() {
-    // 5 of 8 frames is not enough with the default 6-of-8; 6 of 8 with two dips is.
+    // 5 of 8 frames is not enough with the default 6-of-8; 6 of 8 with two dips is (their mean,
+    // 0.69, is over the default onset mean of 0.6)...
     #expect(talkEvents(".SS.SS.S" + repeated(".", 60)).isEmpty)
     #expect(talkEvents("SS.SS.SS" + repeated(".", 60)).first?.kind == .started)
+    // ...but not over a stricter onset mean, which waits for 7 of the last 8.
+    var c = TalkDetectorConfiguration()
+    c.onsetMeanProbability = 0.75
+    #expect(talkEvents("SS.SS.SS" + repeated(".", 60), configuration: c).isEmpty)
+    #expect(talkEvents("SS.SS.SSSSS" + repeated(".", 60), configuration: c).first?.kind == .started)
 }
 
 @Test func theStartIsTheBeginningOfASlowRiseNotTheThresholdCrossing() throws {
