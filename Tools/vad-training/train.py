@@ -249,6 +249,14 @@ def make_mixtures_v1(items, work, split, count, seed):
     return made
 
 
+def with_colored_noise(rng, bg, n, tags):
+    """`bg` (unit RMS) plus a coloured or modulated noise 5-20 dB under it; the noise's kind is
+    appended to `tags`."""
+    extra, kind = colored_noise(rng, n)
+    tags.append(kind)
+    return bg + extra / (np.sqrt(np.mean(extra ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20)
+
+
 def babble(rng, speech, load, n, exclude):
     """2-5 talkers of the split (not the foreground's clip) overlapped, each reverberant and at a
     random level within 6 dB: background voices (a TV, a neighbouring desk, a cafe), which a
@@ -303,9 +311,7 @@ def make_mixtures(items, work, split, count, seed, music_share=None, babble_shar
         if babble_share > 0 and rng.random() < babble_share:
             bg = babble(rng, speech, load, n, s["path"]); tags.append("babble"); r = 0.5
             if rng.random() < 0.5:
-                extra, kind = colored_noise(rng, n)
-                bg = bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9)
-                bg = bg + extra / (np.sqrt(np.mean(extra ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20); tags.append(kind)
+                bg = with_colored_noise(rng, bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9), n, tags)
         elif r < 0.35:
             bg, kind = colored_noise(rng, n); tags.append(kind)
         if "babble" in tags:
@@ -324,8 +330,7 @@ def make_mixtures(items, work, split, count, seed, music_share=None, babble_shar
             bg = y[b:b + n].copy(); tags.append(o["name"][:24])
             bg = bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9)
             if r > 0.8:
-                extra, kind = colored_noise(rng, n)
-                bg = bg + extra / (np.sqrt(np.mean(extra ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20); tags.append(kind)
+                bg = with_colored_noise(rng, bg, n, tags)
         snr = [0, 5, 10, 10, 15, 15, 20, 25, 30][rng.integers(9)]
         if "babble" in tags: snr = [10, 15, 20, 25][rng.integers(4)]   # voices behind the participant
         ps = np.mean(xs.reshape(-1, 160)[ls > 0] ** 2)
