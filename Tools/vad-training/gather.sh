@@ -35,36 +35,36 @@ for dir in bassloops beats drums instruments latin stringsnpads basses misc; do
   ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/lmms_$dir.txt" -ac 1 -af aresample=resampler=soxr -ar 16000 -t 60 \
     -c:a pcm_s16le "$W/wav/music/lmms__$dir.wav" || echo "skip lmms $dir"
 done
+# effects_clip OUT SECONDS LOOP FILE...: the files joined with 0.3 s gaps into one 16 kHz clip of at
+# most SECONDS; with LOOP=1 a file shorter than 2 s (an engine, fan or wind loop) is repeated to
+# about 4 s so it is heard as sustained sound.
+effects_clip() {
+  local out=$1 cap=$2 loop=$3; shift 3
+  local list; list="$W/fx_$(basename "$out" .wav).txt"
+  : > "$list"; local i=0
+  for f in "$@"; do
+    i=$((i + 1)); local t="$W/tmp_fx_$i.wav" n=0
+    if [ "$loop" = 1 ]; then
+      local dur; dur=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$f" 2>/dev/null || echo 0)
+      if awk "BEGIN{exit !($dur > 0 && $dur < 2)}"; then n=$(awk "BEGIN{print int(4 / $dur)}"); fi
+    fi
+    ffmpeg -nostdin -v error -y -stream_loop $n -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=0.3" \
+      -c:a pcm_s16le "$t" 2>/dev/null && echo "file '$t'" >> "$list"
+  done
+  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$list" -t "$cap" -c:a pcm_s16le "$out" || echo "skip $out"
+  rm -f "$W"/tmp_fx_*.wav
+}
 # Effects: game sound effects, concatenated per package with short gaps.
 for src in "lincity:lincity-ng-data/usr/share/games/lincity-ng/sounds" "etr:extremetuxracer-data/usr/share/games/etr/sounds" \
            "frozenbubble:frozen-bubble-data/usr/share/games/frozen-bubble/snd" "pingus:pingus-data/usr/share/games/pingus/data/sounds" \
            "tuxtype:tuxtype-data/usr/share/tuxtype/sounds"; do
-  tag=${src%%:*}; dir=$W/x/${src#*:}
-  : > "$W/fx_$tag.txt"
-  for f in "$dir"/*; do
-    t="$W/tmp_fx_$(name "$f").wav"
-    ffmpeg -nostdin -v error -y -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=0.3" -c:a pcm_s16le "$t" 2>/dev/null && echo "file '$t'" >> "$W/fx_$tag.txt"
-  done
-  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/fx_$tag.txt" -t 120 -c:a pcm_s16le "$W/wav/effects/$tag.wav" || echo "skip fx $tag"
-  rm -f "$W"/tmp_fx_*.wav
+  effects_clip "$W/wav/effects/${src%%:*}.wav" 120 0 "$W/x/${src#*:}"/*
 done
 # Effects, second batch (engines, vehicles, wind, machinery, weapons, impacts, foley): game
-# sound effects from packages not used before; voice lines (co-driver calls, announcers, unit
-# acknowledgements, character voices) are left out so only non-speech is labelled non-speech.
-# Short loops (engine, fan, wind) are repeated to 4 s so they are heard as sustained sound.
-fx2() {  # fx2 TAG FILE...: one clip per tag, files joined with 0.3 s gaps, at most 180 s
-  local tag=$1; shift
-  : > "$W/fx2_$tag.txt"; local i=0
-  for f in "$@"; do
-    i=$((i + 1)); local t="$W/tmp_fx2_${tag}_$i.wav"
-    local dur; dur=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$f" 2>/dev/null || echo 0)
-    local loop=0; if awk "BEGIN{exit !($dur > 0 && $dur < 2)}"; then loop=$(awk "BEGIN{print int(4 / $dur)}"); fi
-    ffmpeg -nostdin -v error -y -stream_loop $loop -i "$f" -ac 1 -ar 16000 -af "aresample=resampler=soxr,apad=pad_dur=0.3" \
-      -c:a pcm_s16le "$t" 2>/dev/null && echo "file '$t'" >> "$W/fx2_$tag.txt"
-  done
-  ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$W/fx2_$tag.txt" -t 180 -c:a pcm_s16le "$W/wav/effects/fx2_$tag.wav" || echo "skip fx2 $tag"
-  rm -f "$W"/tmp_fx2_*.wav
-}
+# sound effects from packages not used before, short loops repeated; voice lines (co-driver calls,
+# announcers, unit acknowledgements, character voices) are left out so only non-speech is
+# labelled non-speech.
+fx2() { effects_clip "$W/wav/effects/fx2_$1.wav" 180 1 "${@:2}"; }
 X=$W/x
 mkdir -p "$W/fx2zip"
 unzip -q -o "$X/trigger-rally-data/usr/share/games/trigger-rally/data.zip" 'sounds/*' -x 'sounds/codriver/*' -d "$W/fx2zip/trigger"

@@ -309,14 +309,12 @@ def make_mixtures(items, work, split, count, seed, music_share=None, babble_shar
             xs = telephone_band(xs); tags.append("tel")
         r = rng.random()
         if babble_share > 0 and rng.random() < babble_share:
-            bg = babble(rng, speech, load, n, s["path"]); tags.append("babble"); r = 0.5
+            bg = babble(rng, speech, load, n, s["path"]); tags.append("babble")
             if rng.random() < 0.5:
                 bg = with_colored_noise(rng, bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9), n, tags)
         elif r < 0.35:
             bg, kind = colored_noise(rng, n); tags.append(kind)
-        if "babble" in tags:
-            pass
-        elif r >= 0.35:
+        else:
             if music_share is None:
                 o = other[rng.integers(len(other))]
             else:   # music and noise/effects clips in a fixed proportion, whatever their counts
