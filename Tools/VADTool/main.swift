@@ -2,6 +2,7 @@
 //
 //   parley-vadtool frames FILE.wav...            CSV `file,time_s,prob` on stdout (10 ms frames)
 //   parley-vadtool features OUTDIR FILE.wav...   OUTDIR/<stem>.f32: per frame [prob, features...]
+//   parley-vadtool evidence FILE.wav...          CSV `file,time_s,prob,energy_dbov,snr_db,harmonicity,modulation_db`
 //   parley-vadtool talk FILE.wav...              TalkDetector segments `file,participant,start_s,end_s`
 //   parley-vadtool meeting FILE.wav...           JSON lines of talking/silent/dominant events,
 //                                                one participant per file (meetingeval.py --events)
@@ -67,7 +68,7 @@ func decisions(_ path: String) throws -> [VADDecision] {
 
 var args = Array(CommandLine.arguments.dropFirst())
 guard let mode = args.first else {
-    FileHandle.standardError.write("usage: parley-vadtool frames|features|talk|meeting ...\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: parley-vadtool frames|evidence|features|talk|meeting|time ...\n".data(using: .utf8)!)
     exit(2)
 }
 args.removeFirst()
@@ -79,6 +80,15 @@ do {
         out += "file,time_s,prob\n"
         for path in args {
             for d in try decisions(path) { out += "\(stem(path)),\(String(format: "%.2f", d.time)),\(String(format: "%.5f", d.probability))\n" }
+            flush()
+        }
+    case "evidence":   // per-frame probability and evidence, for tuning the TalkDetector offline
+        out += "file,time_s,prob,energy_dbov,snr_db,harmonicity,modulation_db\n"
+        for path in args {
+            for d in try decisions(path) {
+                let e = d.evidence
+                out += "\(stem(path)),\(String(format: "%.2f,%.5f,%.2f,%.2f,%.3f,%.2f", d.time, d.probability, e.energyDbov, e.snrDb, e.harmonicity, e.modulationDb))\n"
+            }
             flush()
         }
     case "features":
