@@ -20,7 +20,16 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// (0.8 starts a third fewer false talks on the training music, noise and effects than 0.6;
     /// 0.85 fewer still, but delays one onset in ten by 0.2 s).
     public var onsetMeanProbability: Float
-    /// Hang-over: talking stops after this long with every frame below ``offThreshold``.
+    /// While talking, a frame holds the talk (restarts the hang-over) only when its probability
+    /// is at least ``offThreshold`` and both its SNR (``VADEvidence/snrDb``) and the SNR averaged
+    /// over about 50 ms are at least this, in dB. Default 2 dB: a frame with no energy above the
+    /// tracked noise floor is not speech, whatever a model that still remembers the last words
+    /// says (after a short utterance over a quiet noise bed the probability decays over a second
+    /// or more). Segment ends then fall within about 50 ms of the last syllable; `-infinity`
+    /// holds on probability alone.
+    public var holdMinimumSNR: Float
+    /// Hang-over: talking stops after this long without a frame that holds it (at or above
+    /// ``offThreshold`` and ``holdMinimumSNR``).
     /// Default 0.45 s: bridges pauses between words and phrases (fewer flickers, and the same
     /// turns on coded, lossy audio as on the clean file) and ends a talk 450-550 ms after the
     /// last syllable (the window for a release is 300-600 ms).
@@ -47,8 +56,9 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
                 onsetFrames: Int = 6, onsetMeanProbability: Float = 0.8, hangover: Double = 0.45,
                 minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4, onsetRiseFloor: Float = 0.2,
-                onsetRiseMinimumSNR: Float = 3) {
+                onsetRiseMinimumSNR: Float = 3, holdMinimumSNR: Float = 2) {
         self.onsetMinimumSNR = onsetMinimumSNR
+        self.holdMinimumSNR = holdMinimumSNR
         self.onsetRiseFloor = onsetRiseFloor; self.onsetRiseMinimumSNR = onsetRiseMinimumSNR
         precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
         precondition(onsetFrames >= 1 && onsetFrames <= onsetWindow, "onsetFrames must be in 1...onsetWindow")
@@ -79,8 +89,9 @@ public struct TalkEvent: Sendable, Equatable {
     /// Where the talk segment starts or ends in the audio, in stream seconds: for `started`, the
     /// beginning of the rise that led to the onset (see ``TalkDetectorConfiguration/onsetRiseFloor``;
     /// never later than the oldest frame at or above ``TalkDetectorConfiguration/onThreshold`` of
-    /// the run that ends at the onset, gaps of up to 3 frames bridged); for `stopped`, the end of the last frame at
-    /// or above the off threshold. Offline tools use this for segments.
+    /// the run that ends at the onset, gaps of up to 3 frames bridged); for `stopped`, the end of
+    /// the last frame that held the talk (see ``TalkDetectorConfiguration/holdMinimumSNR``).
+    /// Offline tools use this for segments.
     public var segmentTime: Double
     /// Mean level of the speech frames of the onset (for `started`) or of the talk (for
     /// `stopped`), in dBov.
@@ -159,7 +170,7 @@ public struct TalkDetector: Sendable {
             return TalkEvent(kind: .started, time: frameEnd, segmentTime: talkStart, levelDbov: level,
                              muted: muted, reason: .speechOnset, probability: d.probability, evidence: d.evidence)
         }
-        if d.probability >= c.offThreshold {
+        if d.probability >= c.offThreshold && d.evidence.snrDb >= c.holdMinimumSNR && snrMean >= c.holdMinimumSNR {
             lastSpeechEnd = frameEnd
             if speech { levelSum += Double(d.evidence.energyDbov); levelCount += 1 }
             return nil

@@ -1,13 +1,15 @@
 import Testing
 import ParleyVoice
 
-/// Decisions from a pattern, one character per 10 ms frame: `S` speech (0.9), `m` middling
-/// (0.4: above the off threshold, below the on threshold), `.` silence (0.05).
+/// Decisions from a pattern, one character per 10 ms frame: `S` speech (0.9, 20 dB over the noise
+/// floor), `m` middling (0.4: above the off threshold, below the on threshold; 10 dB), `f` a frame at
+/// the noise floor that a model still rates 0.4 (0 dB), `.` silence (0.05, 0 dB).
 func frames(_ pattern: String, from start: Int = 0) -> [VADDecision] {
     pattern.enumerated().map { i, ch in
-        let p: Float = ch == "S" ? 0.9 : (ch == "m" ? 0.4 : 0.05)
-        return VADDecision(frameIndex: start + i, time: Double(start + i) * 0.01, probability: p,
-                           isSpeech: p >= 0.5, evidence: VADEvidence(energyDbov: ch == "S" ? -20 : -60, snrDb: ch == "S" ? 20 : 0))
+        let p: Float = ch == "S" ? 0.9 : (ch == "m" || ch == "f" ? 0.4 : 0.05)
+        let snr: Float = ch == "S" ? 20 : (ch == "m" ? 10 : 0)
+        return VADDecision(frameIndex: start + i, time: Double(start + i) * 0.01, probability: p, isSpeech: p >= 0.5,
+                           evidence: VADEvidence(energyDbov: ch == "S" ? -20 : (ch == "m" ? -40 : -60), snrDb: snr))
     }
 }
 
@@ -58,6 +60,18 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
     let hold = talkEvents(repeated("S", 40) + repeated("m", 100) + repeated(".", 50))
     #expect(hold.count == 2 && abs(hold[1].segmentTime - 1.40) < 1e-9)
     #expect(talkEvents(repeated("m", 200)).isEmpty)
+}
+
+@Test func framesAtTheNoiseFloorDoNotHoldATalk() {
+    // A model that still rates the noise bed after an utterance at 0.4 does not keep the talk on:
+    // without energy above the floor, the hang-over runs from the last syllable.
+    let e = talkEvents(repeated("S", 40) + repeated("f", 150))
+    #expect(e.map(\.kind) == [.started, .stopped])
+    #expect(e.count == 2 && abs(e[1].segmentTime - 0.40) < 1e-9 && abs(e[1].time - 0.85) < 1e-9)
+    // Holding on probability alone keeps it on to the end of the stream.
+    var c = TalkDetectorConfiguration()
+    c.holdMinimumSNR = -.infinity
+    #expect(talkEvents(repeated("S", 40) + repeated("f", 150), configuration: c).last?.reason == .streamEnded)
 }
 
 @Test func talkingWhileMutedIsSignalled() {
