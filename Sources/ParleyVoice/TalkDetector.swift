@@ -42,8 +42,9 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     public var onsetMinimumSNR: Float
     /// Where a talk starts (``TalkEvent/segmentTime`` of `started`) is the beginning of the rise
     /// that led to the onset: just after the newest frame before it whose probability is below
-    /// this or whose SNR is below ``onsetRiseMinimumSNR`` (at most 630 ms back; never later than
-    /// the first speech frame of the onset). Default 0.2. A slow climb through the on threshold
+    /// this (unless it is within ``onsetRiseBridge`` of a frame at or above ``onThreshold``) or
+    /// whose SNR is below ``onsetRiseMinimumSNR`` (at most 630 ms back; never later than the
+    /// first speech frame of the onset). Default 0.2. A slow climb through the on threshold
     /// (a soft consonant, a breathy start) then does not delay the start, and coded or lossy audio
     /// of the same speech, whose probabilities differ by 0.1-0.2 on such a climb, gives the same
     /// start.
@@ -52,12 +53,19 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// above the tracked noise floor are not part of a rise, whatever the probability says (the
     /// first frames of a stream, before the floor is known).
     public var onsetRiseMinimumSNR: Float
+    /// See ``onsetRiseFloor``, in seconds. Default 0.2 s: a frame under the rise floor but with
+    /// energy above the noise floor this soon after a frame at or above ``onThreshold`` is still
+    /// part of the rise. A word that opens with a plosive burst ("p", "t", "k") has a closure or
+    /// aspiration of up to about 0.2 s before its vowel that a model rates 0.1-0.25; the start then
+    /// stays at the burst. A pause at the noise floor, however short, still ends a rise.
+    public var onsetRiseBridge: Double
 
     public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
                 onsetFrames: Int = 6, onsetMeanProbability: Float = 0.8, hangover: Double = 0.45,
                 minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4, onsetRiseFloor: Float = 0.2,
-                onsetRiseMinimumSNR: Float = 3, holdMinimumSNR: Float = 2) {
+                onsetRiseMinimumSNR: Float = 3, onsetRiseBridge: Double = 0.2, holdMinimumSNR: Float = 2) {
         self.onsetMinimumSNR = onsetMinimumSNR
+        self.onsetRiseBridge = onsetRiseBridge
         self.holdMinimumSNR = holdMinimumSNR
         self.onsetRiseFloor = onsetRiseFloor; self.onsetRiseMinimumSNR = onsetRiseMinimumSNR
         precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
@@ -124,6 +132,7 @@ public struct TalkDetector: Sendable {
     private var levelSum: Double = 0
     private var levelCount = 0
     private var snrMean: Float = 0            // EMA of the evidence's SNR, about 50 ms
+    private var sinceSpeech = 1_000           // frames since the last frame at or above the on threshold (saturating)
 
     public init(configuration: TalkDetectorConfiguration = .init()) {
         self.configuration = configuration
@@ -135,7 +144,10 @@ public struct TalkDetector: Sendable {
         let frameEnd = d.time + VoiceActivityDetector.frameDuration
         let speech = d.probability >= c.onThreshold
         history = (history << 1) | (speech ? 1 : 0)
-        low = (low << 1) | (d.probability < c.onsetRiseFloor || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)
+        sinceSpeech = speech ? 0 : min(sinceSpeech + 1, 1_000)
+        let bridged = Double(sinceSpeech) * VoiceActivityDetector.frameDuration <= c.onsetRiseBridge + 1e-9
+        let unlikely = d.probability < c.onsetRiseFloor && !bridged
+        low = (low << 1) | (unlikely || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)
         probabilities.push(d.probability, window: c.onsetWindow)
         snrMean += 0.2 * (min(max(d.evidence.snrDb, 0), 60) - snrMean)
         if !isTalking {

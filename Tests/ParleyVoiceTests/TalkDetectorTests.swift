@@ -3,11 +3,12 @@ import ParleyVoice
 
 /// Decisions from a pattern, one character per 10 ms frame: `S` speech (0.9, 20 dB over the noise
 /// floor), `m` middling (0.4: above the off threshold, below the on threshold; 10 dB), `f` a frame at
-/// the noise floor that a model still rates 0.4 (0 dB), `.` silence (0.05, 0 dB).
+/// the noise floor that a model still rates 0.4 (0 dB), `c` the closure after a plosive burst (0.15,
+/// 4 dB: quiet, but above the floor), `.` silence (0.05, 0 dB).
 func frames(_ pattern: String, from start: Int = 0) -> [VADDecision] {
     pattern.enumerated().map { i, ch in
-        let p: Float = ch == "S" ? 0.9 : (ch == "m" || ch == "f" ? 0.4 : 0.05)
-        let snr: Float = ch == "S" ? 20 : (ch == "m" ? 10 : 0)
+        let p: Float = ch == "S" ? 0.9 : (ch == "m" || ch == "f" ? 0.4 : (ch == "c" ? 0.15 : 0.05))
+        let snr: Float = ch == "S" ? 20 : (ch == "m" ? 10 : (ch == "c" ? 4 : 0))
         return VADDecision(frameIndex: start + i, time: Double(start + i) * 0.01, probability: p, isSpeech: p >= 0.5,
                            evidence: VADEvidence(energyDbov: ch == "S" ? -20 : (ch == "m" ? -40 : -60), snrDb: snr))
     }
@@ -44,6 +45,22 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
     let split = talkEvents(repeated(".", 50) + "SSSS" + "....." + repeated("S", 30) + repeated(".", 100))
     try #require(split.first?.kind == .started)
     #expect(abs(split[0].segmentTime - 0.59) < 1e-9)
+}
+
+@Test func theStartReachesBackOverTheClosureAfterAPlosiveBurst() throws {
+    // A burst (30 ms rated speech), 150 ms of closure rated 0.15 with energy above the floor, then
+    // the vowel: the talk starts at the burst...
+    let plosive = talkEvents(repeated(".", 50) + "SSS" + repeated("c", 15) + repeated("S", 40) + repeated(".", 100))
+    try #require(plosive.first?.kind == .started)
+    #expect(abs(plosive[0].segmentTime - 0.50) < 1e-9)
+    // ...but not over a closure longer than the bridge (0.2 s): then it starts at the vowel.
+    let long = talkEvents(repeated(".", 50) + "SSS" + repeated("c", 25) + repeated("S", 40) + repeated(".", 100))
+    try #require(long.first?.kind == .started)
+    #expect(abs(long[0].segmentTime - 0.78) < 1e-9)
+    // A pause at the noise floor is never bridged.
+    let pause = talkEvents(repeated(".", 50) + "SSS" + repeated(".", 10) + repeated("S", 40) + repeated(".", 100))
+    try #require(pause.first?.kind == .started)
+    #expect(abs(pause[0].segmentTime - 0.63) < 1e-9)
 }
 
 @Test func shortBurstsAndClicksDoNotStartTalking() {
