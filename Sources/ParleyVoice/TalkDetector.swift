@@ -5,7 +5,8 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// A frame counts towards an onset when its probability is at least this. Default 0.5
     /// (the VAD's own threshold).
     public var onThreshold: Float
-    /// While talking, a frame counts as silence only below this (hysteresis). Default 0.35.
+    /// While talking, a frame counts as silence below this (hysteresis; or without the SNR of
+    /// ``holdMinimumSNR``). Default 0.35.
     public var offThreshold: Float
     /// Onset window, in frames: talking starts when at least ``onsetFrames`` of the last
     /// ``onsetWindow`` frames are at or above ``onThreshold``. Default 8 (80 ms).

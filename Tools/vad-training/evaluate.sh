@@ -47,6 +47,10 @@ done
 echo "## 1. real-dev"
 $P detect --format frames "$S"/data/real-dev/*.wav > "$C/out/realdev.csv"
 $EV --data "$S/data/real-dev" --pred "probs:$C/out/realdev.csv" --name parley | grep -E "^\|"
+echo "### talk segments (parley detect --format csv, after the TalkDetector)"
+$P detect --format csv "$S"/data/real-dev/*.wav | awk -F, 'NR > 1 { print $1 "," $3 "," $4 }' > "$C/out/realdev.segs.csv"
+sed -i '1i file,start_s,end_s' "$C/out/realdev.segs.csv"
+$EV --data "$S/data/real-dev" --pred "segments:$C/out/realdev.segs.csv" --name talk | grep -E "^\| talk"
 
 echo "## 2. non-speech not trained on (frames at the default threshold; talking onsets after the TalkDetector)"
 for set in heldout sing ottd; do
