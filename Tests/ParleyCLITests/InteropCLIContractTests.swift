@@ -70,11 +70,11 @@ struct SendReceiveCommandContract {
         let dir = try interopDirectory("malformed")
         let tone = (0..<19_200).map { Float(0.3 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }  // 0.4 s
         try writeInteropWAV(dir.appendingPathComponent("tone.wav"), sampleRate: 48_000, samples: tone)
-        let port = interopFreeUDPPort()
-        let receiver = try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", "opus",
-                                                              "--output", "out.wav", "--idle-timeout", "2"],
-                                        in: dir, name: "receive")
-        #expect(waitForUDPListener(port: port), "parley receive never bound port \(port)")
+        let (receiver, port) = try startUDPReceiver { port in
+            try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", "opus",
+                                                   "--output", "out.wav", "--idle-timeout", "2"],
+                             in: dir, name: "receive")
+        }
         let malformed: [[UInt8]] = [
             [0x80, 0x6F, 0x00],                                                    // truncated header
             [0x40, 0x6F, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0xF8],                       // version 1

@@ -22,33 +22,57 @@ func interopWhich(_ tool: String) -> String? {
     return nil
 }
 
-/// A UDP port that was free a moment ago (bound to port 0, read back, closed).
-func interopFreeUDPPort() -> UInt16 {
+/// Whether a UDP socket can bind `port` on every address right now.
+private func udpPortIsFree(_ port: UInt16) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { return false }
     defer { close(fd) }
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = 0
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+    addr.sin_addr.s_addr = INADDR_ANY
+    addr.sin_port = port.bigEndian
+    return withUnsafePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+}
+
+/// An even UDP port that, with the next one (RTCP: ffmpeg listens there too), was free a moment
+/// ago. Drawn from 20000-31998, below Linux's ephemeral range (32768-60999), so the kernel does
+/// not hand it to another test's unbound socket between this check and the receiver's bind (a
+/// port read back from binding port 0 is an ephemeral one, and was, under parallel tests).
+func interopFreeUDPPort() -> UInt16 {
+    for _ in 0..<200 {
+        let port = UInt16(20_000 + 2 * Int.random(in: 0..<6_000))
+        if udpPortIsFree(port) && udpPortIsFree(port + 1) { return port }
     }
-    _ = withUnsafeMutablePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    preconditionFailure("no free UDP port pair in 20000-31999")
+}
+
+/// Starts a receiver with `launch(port)` on a fresh port and waits until it has bound it. A
+/// receiver that exits first (its port was taken all the same: parallel tests bind ports too)
+/// is started again on another port, up to `attempts` times; the last one's output is thrown.
+func startUDPReceiver(attempts: Int = 3, _ launch: (UInt16) throws -> InteropChild) throws
+    -> (child: InteropChild, port: UInt16) {
+    var last = ""
+    for _ in 0..<attempts {
+        let port = interopFreeUDPPort()
+        let child = try launch(port)
+        if waitForUDPListener(port: port, unless: child) { return (child, port) }
+        last = "\(child.name) never bound port \(port): \(child.output)"
+        child.stop(SIGKILL)
     }
-    let port = UInt16(bigEndian: addr.sin_port)
-    // Even ports leave port+1 for RTCP (ffmpeg listens there).
-    return port & 1 == 0 && port < 65_000 ? port : interopFreeUDPPort()
+    throw InteropError(last)
 }
 
 /// Waits until some process has a UDP socket bound to `port` (read from /proc/net/udp), up to
-/// `seconds`; returns whether one appeared. Receivers are ready once bound, whatever the load.
+/// `seconds`; returns whether one appeared (false at once when `child` exits first). Receivers
+/// are ready once bound, whatever the load.
 @discardableResult
-func waitForUDPListener(port: UInt16, seconds: Double = 15) -> Bool {
+func waitForUDPListener(port: UInt16, seconds: Double = 15, unless child: InteropChild? = nil) -> Bool {
     let needle = ":" + String(format: "%04X", port) + " "
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
+        if let child, child.hasExited { return false }   // gave up (e.g. its bind failed)
         if let table = try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8),
            table.split(separator: "\n").dropFirst().contains(where: { line in
                line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map { ($0 + " ").hasSuffix(needle) } ?? false
@@ -143,6 +167,15 @@ final class InteropChild {
             usleep(20_000)
         }
         return false
+    }
+
+    /// Whether the process has exited (checked without waiting).
+    var hasExited: Bool {
+        if status != nil { return true }
+        var st: Int32 = 0
+        guard waitpid(pid, &st, WNOHANG) == pid else { return false }
+        status = (st & 0x7F) == 0 ? (st >> 8) & 0xFF : 128 + (st & 0x7F)
+        return true
     }
 
     /// Sends `signal` and waits for the exit.

@@ -94,14 +94,14 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsOpusToGStreamer() throws {
         let dir = try interopDirectory("send-opus-gst")
         let (src, samples) = try makeAudioSource(in: dir)
-        let port = interopFreeUDPPort()
-        let receiver = try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
-                                        "caps=application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
-                                        "!", "rtpjitterbuffer", "latency=100", "!", "rtpopusdepay", "!", "opusdec", "!",
-                                        "audioconvert", "!", "audioresample", "!",
-                                        "audio/x-raw,rate=48000,channels=1,format=S16LE", "!", "wavenc", "!",
-                                        "filesink", "location=gst.wav"], in: dir, name: "gst")
-        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        let (receiver, port) = try startUDPReceiver { port in
+            try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
+                                    "caps=application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
+                                    "!", "rtpjitterbuffer", "latency=100", "!", "rtpopusdepay", "!", "opusdec", "!",
+                                    "audioconvert", "!", "audioresample", "!",
+                                    "audio/x-raw,rate=48000,channels=1,format=S16LE", "!", "wavenc", "!",
+                                    "filesink", "location=gst.wav"], in: dir, name: "gst")
+        }
         usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         usleep(300_000)
@@ -113,12 +113,12 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsVP8ToGStreamer() throws {
         let dir = try interopDirectory("send-vp8-gst")
         let (src, video) = try makeVideoSource(in: dir)
-        let port = interopFreeUDPPort()
-        let receiver = try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
-                                        "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=VP8,payload=96",
-                                        "!", "rtpjitterbuffer", "latency=100", "!", "rtpvp8depay", "!", "vp8dec", "!",
-                                        "y4menc", "!", "filesink", "location=gst.y4m"], in: dir, name: "gst")
-        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        let (receiver, port) = try startUDPReceiver { port in
+            try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
+                                    "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=VP8,payload=96",
+                                    "!", "rtpjitterbuffer", "latency=100", "!", "rtpvp8depay", "!", "vp8dec", "!",
+                                    "y4menc", "!", "filesink", "location=gst.y4m"], in: dir, name: "gst")
+        }
         usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         usleep(300_000)
@@ -130,13 +130,13 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsOpusToFFmpeg() throws {
         let dir = try interopDirectory("send-opus-ffmpeg")
         let (src, samples) = try makeAudioSource(in: dir)
-        let port = interopFreeUDPPort()
-        try sdp(media: "audio", port: port, payloadType: 111, rtpmap: "opus/48000/2")
-            .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
-        let receiver = try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
-                                           "-i", "stream.sdp", "-t", "1.9", "-ac", "1", "-ar", "48000", "ff.wav"],
-                                 in: dir, name: "ffmpeg")
-        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        let (receiver, port) = try startUDPReceiver { port in
+            try sdp(media: "audio", port: port, payloadType: 111, rtpmap: "opus/48000/2")
+                .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
+            return try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
+                                              "-i", "stream.sdp", "-t", "1.9", "-ac", "1", "-ar", "48000", "ff.wav"],
+                                    in: dir, name: "ffmpeg")
+        }
         usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         finishFFmpegReceiver(receiver)
@@ -147,14 +147,14 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     func parleySendsVP8ToFFmpeg() throws {
         let dir = try interopDirectory("send-vp8-ffmpeg")
         let (src, video) = try makeVideoSource(in: dir)
-        let port = interopFreeUDPPort()
-        try sdp(media: "video", port: port, payloadType: 96, rtpmap: "VP8/90000")
-            .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
-        let receiver = try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
-                                           "-i", "stream.sdp", "-t", "1.9", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p",
-                                           "ff.y4m"],
-                                 in: dir, name: "ffmpeg")
-        #expect(waitForUDPListener(port: port), "receiver never bound port \(port): \(receiver.output)")
+        let (receiver, port) = try startUDPReceiver { port in
+            try sdp(media: "video", port: port, payloadType: 96, rtpmap: "VP8/90000")
+                .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
+            return try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
+                                              "-i", "stream.sdp", "-t", "1.9", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p",
+                                              "ff.y4m"],
+                                    in: dir, name: "ffmpeg")
+        }
         usleep(300_000)  // bound, then let the pipeline reach PLAYING
         try runParleySend(src, port: port, in: dir)
         finishFFmpegReceiver(receiver)
@@ -167,10 +167,10 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     /// exit and returns its statistics.
     private func receive(codec: String, output: String, in dir: URL,
                          sender: (UInt16) throws -> InteropChild) throws -> [String: String] {
-        let port = interopFreeUDPPort()
-        let receiver = try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", codec, "--output", output,
-                                                "--idle-timeout", "3"], in: dir, name: "parley-receive")
-        #expect(waitForUDPListener(port: port), "parley receive never bound port \(port): \(receiver.output)")
+        let (receiver, port) = try startUDPReceiver { port in
+            try InteropChild(interopParleyBinary, ["receive", "--port", "\(port)", "--codec", codec, "--output", output,
+                                                   "--idle-timeout", "3"], in: dir, name: "parley-receive")
+        }
         let s = try sender(port)
         #expect(s.wait(seconds: 30) == 0, "sender failed: \(s.output)")
         #expect(receiver.wait(seconds: 10) == 0, "parley receive: \(receiver.output)")
