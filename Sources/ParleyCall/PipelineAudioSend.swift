@@ -147,8 +147,8 @@ public struct AudioSendPipeline: ~Copyable {
         // The V bit is the talking detector's view of the packet (means over its frames): inside
         // a talk, a probability at or above the detector's off threshold (its hysteresis) with
         // the SNR that holds a talk; outside, at or above the VAD's threshold with the SNR an
-        // onset needs. A receiver that
-        // runs a TalkDetector on the bits then starts, bridges and ends talks as the sender does.
+        // onset needs. A receiver that runs a TalkDetector on the bits then starts, bridges and
+        // ends talks as the sender does.
         var voiced = false
         if decisions > 0 {
             let p = probabilitySum / Float(decisions)

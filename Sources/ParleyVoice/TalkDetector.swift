@@ -133,7 +133,6 @@ public struct TalkDetector: Sendable {
     private var levelSum: Double = 0
     private var levelCount = 0
     private var snrMean: Float = 0            // EMA of the evidence's SNR, about 50 ms
-    private var sinceSpeech = 1_000           // frames since the last frame at or above the on threshold (saturating)
 
     public init(configuration: TalkDetectorConfiguration = .init()) {
         self.configuration = configuration
@@ -145,7 +144,7 @@ public struct TalkDetector: Sendable {
         let frameEnd = d.time + VoiceActivityDetector.frameDuration
         let speech = d.probability >= c.onThreshold
         history = (history << 1) | (speech ? 1 : 0)
-        sinceSpeech = speech ? 0 : min(sinceSpeech + 1, 1_000)
+        let sinceSpeech = history == 0 ? Int.max / 2 : history.trailingZeroBitCount   // frames ago, 0 = this one
         let bridged = Double(sinceSpeech) * VoiceActivityDetector.frameDuration <= c.onsetRiseBridge + 1e-9
         let unlikely = d.probability < c.onsetRiseFloor && !bridged
         low = (low << 1) | (unlikely || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)

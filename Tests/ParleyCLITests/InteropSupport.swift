@@ -154,28 +154,23 @@ final class InteropChild {
 
     /// Whether the process exits within `seconds` (it is left running if not).
     func exits(within seconds: Double) -> Bool {
-        if status != nil { return true }
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            var st: Int32 = 0
-            let r = waitpid(pid, &st, WNOHANG)
-            if r == pid {
-                status = (st & 0x7F) == 0 ? (st >> 8) & 0xFF : 128 + (st & 0x7F)
-                return true
-            }
-            if r < 0 { status = -1; return true }
+        while !hasExited {
+            if Date() >= deadline { return false }
             usleep(20_000)
         }
-        return false
+        return true
     }
 
-    /// Whether the process has exited (checked without waiting).
+    /// Whether the process has exited (checked without waiting; -1 as its status when it
+    /// cannot be waited for).
     var hasExited: Bool {
         if status != nil { return true }
         var st: Int32 = 0
-        guard waitpid(pid, &st, WNOHANG) == pid else { return false }
-        status = (st & 0x7F) == 0 ? (st >> 8) & 0xFF : 128 + (st & 0x7F)
-        return true
+        let r = waitpid(pid, &st, WNOHANG)
+        if r == pid { status = (st & 0x7F) == 0 ? (st >> 8) & 0xFF : 128 + (st & 0x7F) }
+        if r < 0 { status = -1 }
+        return status != nil
     }
 
     /// Sends `signal` and waits for the exit.
