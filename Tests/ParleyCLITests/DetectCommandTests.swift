@@ -59,6 +59,7 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     let files = try detectConversationFiles()
     #expect(files.count >= 2)
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let csvPath = dir.appendingPathComponent("segments.csv").path
     let r = try runDetectCLI(["detect", "--meeting", "--format", "csv", "--output", csvPath] + files.map(\.path))
     #expect(r.status == 0, "\(r.stderr)")
@@ -166,6 +167,7 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
 @Test(.enabled(if: detectHasSampleMedia)) func audacityWritesOneLabelTrackPerParticipant() throws {
     let files = try detectConversationFiles()
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let out = dir.appendingPathComponent("labels.txt").path
     let r = try runDetectCLI(["detect", "--meeting", "--format", "audacity", "--output", out] + files.map(\.path))
     #expect(r.status == 0)
@@ -205,6 +207,7 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
 @Test(.enabled(if: detectHasSampleMedia)) func timelineIsAnSVGWithOneLanePerParticipantAndATimeAxis() throws {
     let files = try detectConversationFiles()
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let svgPath = dir.appendingPathComponent("t.svg").path
     let r = try runDetectCLI(["detect", "--meeting", "--timeline", svgPath] + files.map(\.path))
     #expect(r.status == 0)
@@ -233,6 +236,7 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     var stereo: [Float] = []
     for s in samples { stereo.append(s); stereo.append(0) }   // speech left, silence right
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let path = dir.appendingPathComponent("call.wav")
     try detectWAVBytes(stereo, sampleRate: rate, channels: 2).write(to: path)
     let r = try runDetectCLI(["detect", "--per-channel", "--format", "csv", path.path])
@@ -248,6 +252,7 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
 @Test(.enabled(if: detectHasSampleMedia))
 func otherSampleRatesAreResampledAndFindTheSameTalk() throws {
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let out = dir.appendingPathComponent("speech-44k.wav").path
     let sox = Process()
     sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
@@ -276,6 +281,7 @@ func otherSampleRatesAreResampledAndFindTheSameTalk() throws {
 @Test(.enabled(if: detectHasSampleMedia), arguments: ["missing", "directory", "empty", "text", "corrupt", "headerOnly"])
 func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     var bad = dir.appendingPathComponent("bad.wav")
     let expectedMessage: String
     switch kind {
@@ -312,6 +318,7 @@ func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
 @Test(.enabled(if: detectHasSampleMedia)) func aTruncatedFileReportsHowMuchWasReadAndKeepsItsResults() throws {
     let full = try Data(contentsOf: speech16k())
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let cut = dir.appendingPathComponent("cut.wav")
     try full.prefix(full.count / 2).write(to: cut)
     let r = try runDetectCLI(["detect", "--format", "json", cut.path])
@@ -331,6 +338,7 @@ func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
     var poisoned = samples
     for i in stride(from: rate, to: rate + 100, by: 1) { poisoned[i] = .nan }
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let path = dir.appendingPathComponent("nan.wav")
     try detectWAVBytes(poisoned, sampleRate: rate, float: true).write(to: path)
     let r = try runDetectCLI(["detect", "--format", "csv", path.path])
@@ -341,6 +349,7 @@ func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
 
 @Test func silenceOnlyIsReportedButIsNotAnError() throws {
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let path = dir.appendingPathComponent("quiet.wav")
     try detectWAVBytes([Float](repeating: 0, count: 16000 * 3), sampleRate: 16000).write(to: path)
     let r = try runDetectCLI(["detect", path.path])
@@ -354,6 +363,7 @@ func aBadFileIsReportedAndTheOthersAreStillProcessed(kind: String) throws {
 /// Peak memory (kB) of `parley ARGS`, measured by /usr/bin/time.
 private func peakRSS(_ args: [String]) throws -> Int {
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let report = dir.appendingPathComponent("rss").path
     let r = try runDetectCLI(args, wrappedBy: ["/usr/bin/time", "-f", "%M", "-o", report])
     #expect(r.status == 0, "\(r.stderr)")
@@ -370,6 +380,7 @@ private func peakRSS(_ args: [String]) throws -> Int {
     var unit = samples
     unit += [Float](repeating: 0, count: rate * 2)
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let short = dir.appendingPathComponent("short.wav"), long = dir.appendingPathComponent("long.wav")
     try detectWAVBytes(unit, sampleRate: rate).write(to: short)
     try detectWAVBytes(Array([[Float]](repeating: unit, count: 24).joined()), sampleRate: rate).write(to: long)
@@ -390,6 +401,7 @@ func theProgressBarShowsOnATerminalOnly() throws {
     // On a pseudo-terminal (util-linux `script`): the bar is drawn and cleared at the end.
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
     let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let log = dir.appendingPathComponent("tty.log").path
     // Enough work (12 files) that the bar, redrawn every 200 ms, shows at least once.
     let command = ([detectParleyExecutable.path, "detect", "--jobs", "1", "--format", "csv", "--output",

@@ -59,7 +59,8 @@ final class DetectLockedData: @unchecked Sendable {
     func get() -> Data? { lock.lock(); defer { lock.unlock() }; return data }
 }
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test; the caller removes it when the test ends
+/// (`defer { try? FileManager.default.removeItem(at: dir) }`).
 func detectTemporaryDirectory() throws -> URL {
     let d = FileManager.default.temporaryDirectory.appendingPathComponent("parley-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)

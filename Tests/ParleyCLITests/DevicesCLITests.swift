@@ -42,7 +42,8 @@ private func runDevicesCLI(_ args: [String], environment: [String: String] = [:]
 }
 
 /// A temp directory with a raw input and an ALSA configuration defining `testpcm` (capture
-/// from the raw file) and `testout` (playback into a raw file).
+/// from the raw file) and `testout` (playback into a raw file). The test removes it with
+/// `defer { fx.remove() }`; an init that throws removes it itself.
 private struct DevicesALSAFixture {
     let dir: URL
     let input: [Int16]
@@ -55,12 +56,17 @@ private struct DevicesALSAFixture {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var x: UInt32 = 0x9E37_79B9
         input = (0..<samples).map { _ in x ^= x << 13; x ^= x >> 17; x ^= x << 5; return Int16(truncatingIfNeeded: x) }
-        try input.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: raw))
         let text = """
         pcm.testpcm { type file; slave.pcm null; file "/dev/null"; infile "\(raw)"; format "raw" }
         pcm.testout { type file; slave.pcm null; file "\(out)"; format "raw" }
         """
-        try text.write(toFile: conf, atomically: true, encoding: .utf8)
+        do {
+            try input.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: raw))
+            try text.write(toFile: conf, atomically: false, encoding: .utf8)
+        } catch {
+            try? FileManager.default.removeItem(at: dir)
+            throw error
+        }
     }
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
     func remove() { try? FileManager.default.removeItem(at: dir) }
@@ -144,17 +150,19 @@ struct DevicesCLITests {
 
     @Test func missingCameraExitsNonZeroNamingTheDeviceAndWhatToCheck() throws {
         let node = FileManager.default.fileExists(atPath: "/dev/video0") ? "/dev/video-parley-absent" : "/dev/video0"
-        let dir = FileManager.default.temporaryDirectory.path
+        let output = FileManager.default.temporaryDirectory.path + "/parley-\(UUID().uuidString).ivf"
+        defer { try? FileManager.default.removeItem(atPath: output) }  // in case the CLI created it
         let r = try runDevicesCLI(["record", "--video", node, "--size", "640x480", "--fps", "30", "--seconds", "1",
-                            "--output", dir + "/parley-\(UUID().uuidString).ivf"])
+                            "--output", output])
         #expect(r.status == 1)
         #expect(r.stderr.contains(node))
         #expect(r.stderr.contains("check that the camera is connected"))
     }
 
     @Test func unknownPCMExitsNonZeroNamingThePCM() throws {
-        let r = try runDevicesCLI(["record", "--audio", "no_such_pcm_parley", "--seconds", "1",
-                            "--output", FileManager.default.temporaryDirectory.path + "/x-\(UUID().uuidString).wav"])
+        let output = FileManager.default.temporaryDirectory.path + "/x-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: output) }  // in case the CLI created it
+        let r = try runDevicesCLI(["record", "--audio", "no_such_pcm_parley", "--seconds", "1", "--output", output])
         #expect(r.status == 1)
         #expect(r.stderr.contains("'no_such_pcm_parley'"))
         #expect(r.stderr.contains("check the PCM name"))

@@ -36,6 +36,7 @@ private func sendDatagram(_ bytes: [UInt8], port: UInt16) {
 struct SendReceiveCommandContract {
     @Test func usageErrorsExitWithStatus2() throws {
         let dir = try interopDirectory("usage")
+        defer { try? FileManager.default.removeItem(at: dir) }
         for args in [["send"], ["send", "--to", "127.0.0.1", "x.wav"], ["send", "--to", "127.0.0.1:5004"],
                      ["send", "--to", "127.0.0.1:5004", "--payload-type", "200", "x.wav"],
                      ["send", "--to", "127.0.0.1:5004", "--ssrc", "zz", "x.wav"],
@@ -54,7 +55,8 @@ struct SendReceiveCommandContract {
 
     @Test func unreadableOrWrongFilesExitWithStatus1() throws {
         let dir = try interopDirectory("bad-files")
-        try "not media".write(to: dir.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "not media".write(to: dir.appendingPathComponent("notes.txt"), atomically: false, encoding: .utf8)
         try Data("RIFF\u{0}\u{0}\u{0}\u{0}WAVE".utf8).write(to: dir.appendingPathComponent("empty.wav"))
         for file in ["missing.wav", "notes.txt", "empty.wav"] {
             let (status, output) = try runParley(["send", "--to", "127.0.0.1:9", file], in: dir)
@@ -68,6 +70,7 @@ struct SendReceiveCommandContract {
     /// counted as malformed and dropped; the stream is received whole.
     @Test func malformedPacketsAreCountedAndDroppedWhileTheStreamIsWritten() throws {
         let dir = try interopDirectory("malformed")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let tone = (0..<19_200).map { Float(0.3 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }  // 0.4 s
         try writeInteropWAV(dir.appendingPathComponent("tone.wav"), sampleRate: 48_000, samples: tone)
         let (receiver, port) = try startUDPReceiver { port in

@@ -183,7 +183,8 @@ final class InteropChild {
     var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
 }
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test; the caller removes it when the test ends, after
+/// the children writing into it have exited (`defer { try? FileManager.default.removeItem(at: dir) }`).
 func interopDirectory(_ name: String) throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-interop-\(name)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -93,6 +93,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: gst != nil, "gst-launch-1.0 not installed"), .enabled(if: haveParley, parleyMissing))
     func parleySendsOpusToGStreamer() throws {
         let dir = try interopDirectory("send-opus-gst")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, samples) = try makeAudioSource(in: dir)
         let (receiver, port) = try startUDPReceiver { port in
             try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
@@ -112,6 +113,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: gst != nil, "gst-launch-1.0 not installed"), .enabled(if: haveParley, parleyMissing))
     func parleySendsVP8ToGStreamer() throws {
         let dir = try interopDirectory("send-vp8-gst")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, video) = try makeVideoSource(in: dir)
         let (receiver, port) = try startUDPReceiver { port in
             try InteropChild(gst!, ["-q", "-e", "udpsrc", "port=\(port)",
@@ -129,10 +131,11 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: ffmpeg != nil, "ffmpeg not installed"), .enabled(if: haveParley, parleyMissing))
     func parleySendsOpusToFFmpeg() throws {
         let dir = try interopDirectory("send-opus-ffmpeg")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, samples) = try makeAudioSource(in: dir)
         let (receiver, port) = try startUDPReceiver { port in
             try sdp(media: "audio", port: port, payloadType: 111, rtpmap: "opus/48000/2")
-                .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
+                .write(to: dir.appendingPathComponent("stream.sdp"), atomically: false, encoding: .utf8)
             return try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
                                               "-i", "stream.sdp", "-t", "1.9", "-ac", "1", "-ar", "48000", "ff.wav"],
                                     in: dir, name: "ffmpeg")
@@ -146,10 +149,11 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: ffmpeg != nil, "ffmpeg not installed"), .enabled(if: haveParley, parleyMissing))
     func parleySendsVP8ToFFmpeg() throws {
         let dir = try interopDirectory("send-vp8-ffmpeg")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, video) = try makeVideoSource(in: dir)
         let (receiver, port) = try startUDPReceiver { port in
             try sdp(media: "video", port: port, payloadType: 96, rtpmap: "VP8/90000")
-                .write(to: dir.appendingPathComponent("stream.sdp"), atomically: true, encoding: .utf8)
+                .write(to: dir.appendingPathComponent("stream.sdp"), atomically: false, encoding: .utf8)
             return try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "warning", "-y", "-protocol_whitelist", "file,udp,rtp",
                                               "-i", "stream.sdp", "-t", "1.9", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p",
                                               "ff.y4m"],
@@ -183,6 +187,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: gst != nil, "gst-launch-1.0 not installed"), .enabled(if: haveParley, parleyMissing))
     func gstreamerSendsOpusToParleyReceive() throws {
         let dir = try interopDirectory("gst-opus-receive")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, samples) = try makeAudioSource(in: dir)
         _ = try receive(codec: "opus", output: "received.wav", in: dir) { port in
             try InteropChild(gst!, ["-q", "filesrc", "location=\(src.path)", "!", "wavparse", "!", "audioconvert", "!",
@@ -195,6 +200,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: gst != nil, "gst-launch-1.0 not installed"), .enabled(if: haveParley, parleyMissing))
     func gstreamerSendsVP8ToParleyReceive() throws {
         let dir = try interopDirectory("gst-vp8-receive")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, video) = try makeVideoSource(in: dir)
         let stats = try receive(codec: "vp8", output: "received.y4m", in: dir) { port in
             try InteropChild(gst!, ["-q", "filesrc", "location=\(src.path)", "!", "y4mdec", "!", "vp8enc", "deadline=1",
@@ -208,6 +214,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: ffmpeg != nil, "ffmpeg not installed"), .enabled(if: haveParley, parleyMissing))
     func ffmpegSendsOpusToParleyReceive() throws {
         let dir = try interopDirectory("ffmpeg-opus-receive")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, samples) = try makeAudioSource(in: dir)
         _ = try receive(codec: "opus", output: "received.wav", in: dir) { port in
             try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-re", "-i", src.path, "-c:a", "libopus", "-b:a", "48k",
@@ -219,6 +226,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     @Test(.enabled(if: ffmpeg != nil, "ffmpeg not installed"), .enabled(if: haveParley, parleyMissing))
     func ffmpegSendsVP8ToParleyReceiveAsIVF() throws {
         let dir = try interopDirectory("ffmpeg-vp8-receive")
+        defer { try? FileManager.default.removeItem(at: dir) }
         let (src, video) = try makeVideoSource(in: dir)
         let stats = try receive(codec: "vp8", output: "received.ivf", in: dir) { port in
             try InteropChild(ffmpeg!, ["-hide_banner", "-loglevel", "error", "-re", "-i", src.path, "-c:v", "libvpx", "-b:v", "800k",

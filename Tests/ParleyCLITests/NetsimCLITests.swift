@@ -58,7 +58,7 @@ private func netsimTemp(_ name: String) -> String {
     // A hand-made trace: wrap, loss, a duplicate, reordering and one hopelessly late packet.
     let rows = ["65534,0,40", "65535,20,61", "0,40,", "1,60,125", "2,80,101", "2,80,110", "3,100,122",
                 "4,120,2000", "5,140,161"] + (6..<60).map { "\($0),\($0 * 20 + 20),\($0 * 20 + 41)" }
-    try ("seq,send_ms,arrival_ms\n" + rows.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
+    try ("seq,send_ms,arrival_ms\n" + rows.joined(separator: "\n") + "\n").write(toFile: trace, atomically: false, encoding: .utf8)
     let r = try runNetsim(["--trace", trace, "--report", report, "--json"])
     #expect(r.status == 0, "\(r.stderr)")
     let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -83,7 +83,7 @@ private func netsimTemp(_ name: String) -> String {
 @Test func netsimRejectsBadInputWithClearErrors() throws {
     let bad = netsimTemp("bad.csv"), report = netsimTemp("r.csv")
     defer { for f in [bad, report] { try? FileManager.default.removeItem(atPath: f) } }
-    try "seq,send_ms,arrival_ms\n1,20,30\n2,oops,50\n".write(toFile: bad, atomically: true, encoding: .utf8)
+    try "seq,send_ms,arrival_ms\n1,20,30\n2,oops,50\n".write(toFile: bad, atomically: false, encoding: .utf8)
     let r = try runNetsim(["--trace", bad, "--report", report])
     #expect(r.status == 1)
     #expect(r.stderr.contains("line 3"))

@@ -20,6 +20,7 @@ import Testing
         let reference = try #require(detectParseSegmentsCSV(detect.stdout))
         #expect(reference.count >= 3)
         let dir = try detectTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let jsonl = dir.appendingPathComponent("events.jsonl")
         let room = try runDetectCLI(["room"] + Self.files + ["--loss", "5", "--jitter", "30", "--seed", "42",
                                                              "--speed", "max", "--no-tui", "--events", jsonl.path] + talking)
@@ -57,6 +58,7 @@ import Testing
         let detect = try runDetectCLI(["detect", "--meeting", "--format", "csv"] + Self.files)
         let reference = try #require(detectParseSegmentsCSV(detect.stdout))
         let dir = try detectTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         var differences: [Double] = []
         for seed in 1...8 {
             let jsonl = dir.appendingPathComponent("events-\(seed).jsonl")
@@ -80,6 +82,7 @@ import Testing
     @Test func sameSeedSameEvents() throws {
         try #require(Self.files.count == 3)
         let dir = try detectTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         var outputs: [String] = []
         for (i, seed) in ["9", "9", "10"].enumerated() {
             let path = dir.appendingPathComponent("e\(i).jsonl")
@@ -108,6 +111,7 @@ import Testing
 
     @Test func badFilesAreReportedClearly() throws {
         let dir = try detectTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let missing = try runDetectCLI(["room", dir.appendingPathComponent("nobody.wav").path, "--speed", "max", "--no-tui"])
         #expect(missing.status == 1 && missing.stderr.contains("no such file"))
         let garbage = dir.appendingPathComponent("garbage.wav")
@@ -128,12 +132,15 @@ import Testing
             print("skipping: tmux is not installed")
             return
         }
-        let socket = "parley-room-test-\(getpid())"
+        let dir = try detectTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }  // after the tmux server is killed (below)
+        // The server's socket lives in `dir`: tmux leaves it behind after kill-server.
+        let socket = dir.appendingPathComponent("tmux.sock").path
+        let captureFile = dir.appendingPathComponent("capture.txt")
         // Through system(3), which waits for the shell alone: Foundation's Process watches its
         // child through a descriptor the daemonised tmux server inherits, and would wait for it.
-        let captureFile = try detectTemporaryDirectory().appendingPathComponent("capture.txt")
         func tmux(_ args: [String]) -> String {
-            let quoted = (["/usr/bin/tmux", "-L", socket] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            let quoted = (["/usr/bin/tmux", "-S", socket] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
             let status = system("TERM=xterm-256color SHELL=/bin/sh " + quoted.joined(separator: " ")
                                 + " </dev/null >'\(captureFile.path)' 2>&1")
             let text = (try? String(contentsOf: captureFile, encoding: .utf8)) ?? ""

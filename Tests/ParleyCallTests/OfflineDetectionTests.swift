@@ -216,6 +216,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
 @Test func badFilesGiveTypedErrors() throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-offline-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
     let detector = OfflineDetector()
     func kind(_ path: String) -> OfflineDetectionError.Kind? {
         do {
@@ -240,6 +241,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
     let full = try Data(contentsOf: URL(fileURLWithPath: path))
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-offline-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
     let cut = dir.appendingPathComponent("cut.wav")
     try full.prefix(full.count / 3).write(to: cut)
     let result = try OfflineDetector().analyze(.init(path: cut.path, participant: "p"))

@@ -41,6 +41,7 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
     @Test(arguments: ["flac", "ogg", "opus", "mp3", "aiff"])
     func decodesCompressedAndOtherContainers(ext: String) throws {
         let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = "\(dir)/tone.\(ext)"
         let codec: [String] = ext == "opus" ? ["-c:a", "libopus"] : ext == "ogg" ? ["-c:a", "libvorbis"] : []
         try run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=48000",
@@ -57,6 +58,7 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
 
     @Test func badInputsGetTypedErrors() throws {
         let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(mediaError { _ = try AudioFileReader(path: dir) } == .notARegularFile(path: dir, kind: "a directory"))
         let empty = dir + "/empty.flac"
         _ = FileManager.default.createFile(atPath: empty, contents: Data())
@@ -74,6 +76,7 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
 
     @Test func truncatedWAVReadsWhatIsThereAndSaysHowMuch() throws {
         let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let bytes = try wavBytes(WAVFormat(sampleRate: 16_000, channels: 1), [Float](repeating: 0.25, count: 16_000))
         let path = dir + "/cut.wav"
         try Data(bytes[0..<(44 + 2 * 6000)]).write(to: URL(fileURLWithPath: path))
@@ -89,6 +92,7 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
 
     @Test func nanSamplesInAFloatFileAreRejectedOrReplacedAndCounted() throws {
         let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/nan.wav"
         let sink = try FileByteSink(path: path)
         var w = try WAVWriter(sink: sink, format: WAVFormat(sampleRate: 8000, channels: 1, encoding: .float32))

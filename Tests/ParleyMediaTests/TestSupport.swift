@@ -5,7 +5,8 @@ import ParleyMedia
 let sampleMedia: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("SampleMedia").path
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test; the caller removes it when the test ends
+/// (`defer { try? FileManager.default.removeItem(atPath: dir) }`).
 func temporaryDirectory() -> String {
     let dir = FileManager.default.temporaryDirectory
         .appendingPathComponent("parley-media-\(UUID().uuidString)").path

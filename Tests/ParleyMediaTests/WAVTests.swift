@@ -66,7 +66,9 @@ private func representableSamples(_ encoding: WAVSampleEncoding, count: Int, see
     }
 
     @Test func fileRoundTripPatchesSizesOnClose() throws {
-        let path = temporaryDirectory() + "/t.wav"
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/t.wav"
         let format = WAVFormat(sampleRate: 48_000, channels: 2, encoding: .int24)
         let samples = representableSamples(.int24, count: 4800 * 2, seed: 3)
         var w = try WAVWriter(path: path, format: format)
@@ -121,6 +123,7 @@ private func representableSamples(_ encoding: WAVSampleEncoding, count: Int, see
 
     @Test func zeroLengthDirectoryAndMissingFilesAreTypedErrors() throws {
         let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let empty = dir + "/empty.wav"
         _ = FileManager.default.createFile(atPath: empty, contents: Data())
         #expect(mediaError { _ = try WAVReader(path: empty) } == .empty(path: empty))
@@ -175,7 +178,9 @@ private func representableSamples(_ encoding: WAVSampleEncoding, count: Int, see
 
     @Test func aLongFileStreamsWithFlatMemory() throws {
         // Three minutes at 16 kHz, written and read 10 ms at a time.
-        let path = temporaryDirectory() + "/long.wav"
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/long.wav"
         var w = try WAVWriter(path: path, format: WAVFormat(sampleRate: 16_000, channels: 1))
         var block = [Int16](repeating: 0, count: 160)
         for k in 0..<18_000 {

@@ -82,14 +82,18 @@ import Testing
         guard case .invalidArgument? = mediaError({ _ = try r3.read(into: &wrong) }) else {
             Issue.record("size mismatch"); return
         }
-        #expect(mediaError { _ = try Y4MReader(path: temporaryDirectory()) } != nil)
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(mediaError { _ = try Y4MReader(path: dir) } != nil)
     }
 }
 
 @Suite struct IVFTests {
     @Test(arguments: [IVFCodec.vp8, .vp9])
     func framesAndHeaderRoundTripExactly(codec: IVFCodec) throws {
-        let path = temporaryDirectory() + "/t.ivf"
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/t.ivf"
         let header = IVFHeader(codec: codec, width: 320, height: 240, timebaseNumerator: 1, timebaseDenominator: 30)
         var rng = TestRandom(seed: 5)
         let frames: [[UInt8]] = (0..<20).map { i in (0..<(i * 37 + 1)).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
