@@ -7,6 +7,7 @@
 # parley-vadtool. Prints Markdown tables; writes its CSVs under CHECK/out.
 set -euo pipefail
 S=${1:?usage: evaluate.sh SHARED CHECK}; C=${2:?usage: evaluate.sh SHARED CHECK}
+S=$(cd "$S" && pwd)  # absolute: the held-out clips are symlinked from inside CHECK
 P=.build/release/parley; T=.build/release/parley-vadtool
 EV="python3 $S/tools/vadeval.py"; CO=$S/data/corpus
 mkdir -p "$C/out" "$C/debs" "$C/x" "$C/sing" "$C/ottd" "$C/heldout"
