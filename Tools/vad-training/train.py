@@ -508,6 +508,9 @@ def load_items(a):
     import pickle
     if a.reuse:
         return pickle.load(open(f"{a.work}/items.pkl", "rb"))
+    if not glob.glob(f"{a.work}/wav/*/*.wav"):
+        sys.exit(f"train.py: no gathered audio under {a.work}/wav: run gather.sh {a.work} first, or link the "
+                 f"wav/ folder of an earlier gather.sh run there (ln -s GATHERED/wav {a.work}/wav)")
     items = collect(a.corpus, a.work, a.mixer == 2)
     mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
     kw = dict(music_share=a.music_share, babble_share=a.babble_share, long_gap_share=a.long_gap_share) if a.mixer == 2 else {}
