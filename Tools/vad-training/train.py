@@ -159,11 +159,59 @@ def synthetic_rir(rng, rt60):
     return h
 
 
-def colored_noise(rng, n):
+def tonal_noise(rng, n):
+    """1-4 steady tones (100-3000 Hz, each drifting by up to 3% at 0.05-0.5 Hz, switched on and
+    off every 0.3-4 s), like a machine, a whine or a feedback tone, over a pink bed 10-30 dB under them."""
+    t = np.arange(n) / 16000.0
+    x = np.zeros(n, np.float32)
+    for _ in range(int(rng.integers(1, 5))):
+        f0 = 100 * 30 ** rng.random()
+        drift = 1 + 0.03 * rng.random() * np.sin(2 * np.pi * (0.05 + 0.45 * rng.random()) * t + 6 * rng.random())
+        tone = np.sin(2 * np.pi * np.cumsum(f0 * drift) / 16000.0 + 6 * rng.random())
+        gate = np.ones(n, np.float32)
+        if rng.random() < 0.6:
+            at, on = 0, rng.random() < 0.5
+            while at < n:
+                k = int((0.3 + 3.7 * rng.random()) * 16000)
+                gate[at:at + k] = 1.0 if on else 0.0
+                at += k; on = not on
+            gate = np.convolve(gate, np.ones(160) / 160, mode="same")   # 10 ms ramps, no clicks
+        x += (tone * gate * 10 ** (-12 * rng.random() / 20)).astype(np.float32)
+    bed = stationary_noise(rng, n, "pink")
+    bed *= np.sqrt(np.mean(x ** 2) + 1e-9) / (np.sqrt(np.mean(bed ** 2)) + 1e-9) * 10 ** (-(10 + 20 * rng.random()) / 20)
+    return (x + bed).astype(np.float32)
+
+
+def click_noise(rng, n):
+    """Clicks and ticks (a keyboard, a mouse, a handled microphone, a crackling line): 1-20 short
+    decaying bursts a second (1-15 ms, random colour and level) over a white or pink bed 15-35 dB under them."""
+    x = np.zeros(n, np.float32)
+    rate = 1 + 19 * rng.random()
+    at = 0
+    while True:
+        at += int(rng.exponential(16000 / rate)) + 1
+        if at >= n: break
+        k = int(16000 * (0.001 + 0.014 * rng.random()))
+        burst = rng.standard_normal(k).astype(np.float32) * np.exp(-np.arange(k) / (k / 4)).astype(np.float32)
+        if rng.random() < 0.5: burst = np.diff(burst, prepend=0).astype(np.float32)   # brighter
+        burst *= 10 ** (-15 * rng.random() / 20)
+        x[at:at + k] += burst[: n - at]
+    bed = stationary_noise(rng, n, "white" if rng.random() < 0.5 else "pink")
+    bed *= np.sqrt(np.mean(x ** 2) + 1e-9) / (np.sqrt(np.mean(bed ** 2)) + 1e-9) * 10 ** (-(15 + 20 * rng.random()) / 20)
+    return (x + bed).astype(np.float32)
+
+
+def colored_noise(rng, n, extra_kinds=False):
     """Stationary or slowly modulated noise: white, pink, brown, hum, a random spectral tilt with
-    a resonance, or one of those with a slow (0.1-2 Hz) level wander."""
-    kind = ["white", "pink", "brown", "hum", "tilt", "tilt"][rng.integers(6)]
-    if kind != "tilt":
+    a resonance, or one of those with a slow (0.1-2 Hz) level wander; with `extra_kinds` also
+    steady tones switched on and off, and clicks."""
+    kinds = ["white", "pink", "brown", "hum", "tilt", "tilt"] + (["tones", "tones", "clicks", "clicks"] if extra_kinds else [])
+    kind = kinds[rng.integers(len(kinds))]
+    if kind == "tones":
+        x = tonal_noise(rng, n)
+    elif kind == "clicks":
+        x = click_noise(rng, n)
+    elif kind != "tilt":
         x = stationary_noise(rng, n, kind)
     else:
         w = rng.standard_normal(n).astype(np.float32)
@@ -275,7 +323,8 @@ def babble(rng, speech, load, n, exclude):
     return out
 
 
-def make_mixtures(items, work, split, count, seed, music_share=None, babble_share=0.0, long_gap_share=0.0):
+def make_mixtures(items, work, split, count, seed, music_share=None, babble_share=0.0, long_gap_share=0.0,
+                  extra_noise=False):
     """Speech (sometimes reverberant or telephone-band) plus non-speech (a clip of the same split,
     a stationary or modulated noise, or both) at -5 to 30 dB SNR, 3-12 s long, random level."""
     rng = np.random.default_rng(seed)
@@ -313,7 +362,7 @@ def make_mixtures(items, work, split, count, seed, music_share=None, babble_shar
             if rng.random() < 0.5:
                 bg = with_colored_noise(rng, bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9), n, tags)
         elif r < 0.35:
-            bg, kind = colored_noise(rng, n); tags.append(kind)
+            bg, kind = colored_noise(rng, n, extra_noise); tags.append(kind)
         else:
             if music_share is None:
                 o = other[rng.integers(len(other))]
@@ -513,7 +562,8 @@ def load_items(a):
                  f"wav/ folder of an earlier gather.sh run there (ln -s GATHERED/wav {a.work}/wav)")
     items = collect(a.corpus, a.work, a.mixer == 2)
     mix = make_mixtures if a.mixer == 2 else make_mixtures_v1
-    kw = dict(music_share=a.music_share, babble_share=a.babble_share, long_gap_share=a.long_gap_share) if a.mixer == 2 else {}
+    kw = dict(music_share=a.music_share, babble_share=a.babble_share, long_gap_share=a.long_gap_share,
+              extra_noise=a.extra_noise) if a.mixer == 2 else {}
     items += mix(items, a.work, "train", a.mixtures, 1, **kw)
     items += mix(items, a.work, "val", a.mixtures // 4, 2, **kw)
     print(f"{len(items)} clips; extracting features", flush=True)
@@ -576,6 +626,8 @@ def main():
                     help="mixer 2: share of mixtures whose background is babble (2-5 reverberant talkers of the split, 10-25 dB under the speech)")
     ap.add_argument("--long-gap-share", type=float, default=0.0,
                     help="mixer 2: share of mixtures with 1-2 pauses of 0.8-3 s inserted into the speech")
+    ap.add_argument("--extra-noise", action="store_true",
+                    help="mixer 2: synthetic backgrounds also include steady tones switched on and off, and clicks")
     ap.add_argument("--init", help="start from this VADModelWeights.swift (fine-tuning; its shape and standardisation)")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--final", action="store_true", help="train on train+val for the shipped weights")
