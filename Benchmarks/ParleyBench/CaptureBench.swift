@@ -24,7 +24,7 @@ private let captureInputPeriods = captureFramesPerSample * 4
 
 /// The raw input every row reads: enough noise for warm-up plus samples of the persistent rows.
 private let captureInput: String = {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-capture-\(getpid()).raw").path
+    let path = benchTemporaryFile("capture", extension: "raw")
     var x: UInt32 = 0x2545_F491
     let samples = (0..<(captureInputPeriods * 160)).map { _ -> Int16 in
         x ^= x << 13; x ^= x >> 17; x ^= x << 5
@@ -32,7 +32,6 @@ private let captureInput: String = {
     }
     precondition(FileManager.default.createFile(atPath: path, contents: samples.withUnsafeBytes { Data($0) }),
                  "cannot write \(path)")
-    atexit { unlink(captureInput) }
     return path
 }()
 

@@ -67,7 +67,7 @@ private func twoFiles(_ path: String, seconds: Double, parallel: Bool) -> Double
 }
 
 /// Three minutes of 48 kHz mono audio: SampleMedia's 48 kHz speech alternating with 2 s of
-/// quiet noise, in memory and as a WAV file in the temporary directory.
+/// quiet noise, in memory and as a WAV file in the temporary directory (removed at exit).
 struct DetectBenchFixture {
     let samples: [Float]
     let path: String
@@ -86,7 +86,7 @@ struct DetectBenchFixture {
                 samples.append(Float(Int32(bitPattern: seed) >> 16) / 32768 * 0.003)
             }
         }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-detect.wav").path
+        let path = benchTemporaryFile("detect", extension: "wav")
         guard FileManager.default.createFile(atPath: path, contents: wav16(samples, sampleRate: 48_000)) else { return nil }
         return DetectBenchFixture(samples: samples, path: path)
     }

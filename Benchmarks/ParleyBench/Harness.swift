@@ -163,3 +163,34 @@ let sampleMediaDirectory: URL = {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("SampleMedia")
 }()
+
+/// A path in the temporary directory for a fixture file the benchmark writes
+/// (`parley-bench-NAME-PID.EXT`: concurrent runs do not share it), removed when the process exits.
+func benchTemporaryFile(_ name: String, extension ext: String) -> String {
+    let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("parley-bench-\(name)-\(getpid()).\(ext)").path
+    BenchTemporaryFiles.shared.add(path)
+    return path
+}
+
+/// The fixture files of this run, unlinked at exit.
+private final class BenchTemporaryFiles: @unchecked Sendable {
+    static let shared = BenchTemporaryFiles()
+    private let lock = NSLock()
+    private var paths: [String] = []
+
+    private init() {
+        atexit { BenchTemporaryFiles.shared.removeAll() }
+    }
+
+    func add(_ path: String) {
+        lock.lock(); defer { lock.unlock() }
+        paths.append(path)
+    }
+
+    func removeAll() {
+        lock.lock(); defer { lock.unlock() }
+        for path in paths { unlink(path) }
+        paths.removeAll()
+    }
+}

@@ -13,9 +13,10 @@ func mediaBenchmarks() -> [Benchmark] {
     wavReadBenchmarks() + resampleBenchmarks()
 }
 
-/// 60 s of 16 kHz mono speech (SampleMedia's clip, looped) written to a temporary WAV once.
+/// 60 s of 16 kHz mono speech (SampleMedia's clip, looped) written to a temporary WAV once
+/// (removed at exit).
 private func longSpeechWAV() -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-speech-16k.wav").path
+    let path = benchTemporaryFile("speech-16k", extension: "wav")
     do {
         var r = try WAVReader(path: sampleMediaDirectory.appendingPathComponent("speech/speech-16k.wav").path)
         var clip = [Int16](repeating: 0, count: r.frameCount ?? 0)
