@@ -159,6 +159,13 @@ def synthetic_rir(rng, rt60):
     return h
 
 
+def with_bed(rng, x, kind, under_db):
+    """`x` plus a stationary noise of `kind`, `under_db` to `under_db` + 20 dB under it."""
+    bed = stationary_noise(rng, len(x), kind)
+    bed *= np.sqrt(np.mean(x ** 2) + 1e-9) / (np.sqrt(np.mean(bed ** 2)) + 1e-9) * 10 ** (-(under_db + 20 * rng.random()) / 20)
+    return (x + bed).astype(np.float32)
+
+
 def tonal_noise(rng, n):
     """1-4 steady tones (100-3000 Hz, each drifting by up to 3% at 0.05-0.5 Hz, switched on and
     off every 0.3-4 s), like a machine, a whine or a feedback tone, over a pink bed 10-30 dB under them."""
@@ -177,9 +184,7 @@ def tonal_noise(rng, n):
                 at += k; on = not on
             gate = np.convolve(gate, np.ones(160) / 160, mode="same")   # 10 ms ramps, no clicks
         x += (tone * gate * 10 ** (-12 * rng.random() / 20)).astype(np.float32)
-    bed = stationary_noise(rng, n, "pink")
-    bed *= np.sqrt(np.mean(x ** 2) + 1e-9) / (np.sqrt(np.mean(bed ** 2)) + 1e-9) * 10 ** (-(10 + 20 * rng.random()) / 20)
-    return (x + bed).astype(np.float32)
+    return with_bed(rng, x, "pink", 10)
 
 
 def click_noise(rng, n):
@@ -196,9 +201,7 @@ def click_noise(rng, n):
         if rng.random() < 0.5: burst = np.diff(burst, prepend=0).astype(np.float32)   # brighter
         burst *= 10 ** (-15 * rng.random() / 20)
         x[at:at + k] += burst[: n - at]
-    bed = stationary_noise(rng, n, "white" if rng.random() < 0.5 else "pink")
-    bed *= np.sqrt(np.mean(x ** 2) + 1e-9) / (np.sqrt(np.mean(bed ** 2)) + 1e-9) * 10 ** (-(15 + 20 * rng.random()) / 20)
-    return (x + bed).astype(np.float32)
+    return with_bed(rng, x, "white" if rng.random() < 0.5 else "pink", 15)
 
 
 def colored_noise(rng, n, extra_kinds=False):
