@@ -41,6 +41,7 @@ struct FrontEndState {
     var harm200: Float = 0, voiced1s: Float = 0
     var flux300: Float = 0, flat300: Float = 0, pitch300: Float = 0
     var harmRingPos = 0
+    var melFloorReady = false       // the mel floors hold a first analysed frame
     var nonFiniteSamples = 0
 }
 
@@ -99,13 +100,19 @@ final class FrontEndBuffers {
     let subMins: UnsafeMutablePointer<Float>      // 10 * 8
     let noise: UnsafeMutablePointer<Float>        // 10
     let harmRing: UnsafeMutablePointer<Float>     // 30
-    let features: UnsafeMutablePointer<Float>     // VADFeature.count
+    /// The network's input vector (``SpectralInput`` layout): the mel levels, the mel levels over
+    /// their floors, then the hand-made features (`features` points into it).
+    let inputs: UnsafeMutablePointer<Float>       // SpectralInput.stride
+    let features: UnsafeMutablePointer<Float>     // VADFeature.count, inside `inputs`
+    let melFloor: UnsafeMutablePointer<Float>     // MelBands.count: per band, the tracked floor (dB)
+    let melWeights: UnsafeMutablePointer<Float>   // MelBands.weightCount: the triangles, band after band
     let dct: UnsafeMutablePointer<Float>          // 4 x 10 cosine table of the cepstral shape
     let bandScratch: UnsafeMutablePointer<Float>  // 2 x 12: per band SNR ratio then level (dB after the logs)
     let bandEdges: UnsafeMutablePointer<Int>      // FrontEnd.bandEdges, without array access in the loop
 
     init() {
-        let sizes = [512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, VADFeature.count, 40, 24]
+        let sizes = [512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, SpectralInput.stride,
+                     MelBands.count, MelBands.weightCount, 40, 24]
         let total = sizes.reduce(0, +)
         let memory = UnsafeMutablePointer<Float>.allocate(capacity: total)
         memory.initialize(repeating: 0, count: total)
@@ -116,7 +123,9 @@ final class FrontEndBuffers {
         window = take(512); hann = take(512)
         re = take(257); im = take(257); power = take(257); logPower = take(257); prevLogPower = take(257)
         acf = take(256); bandPower = take(10); smoothed = take(10); currentMin = take(10)
-        subMins = take(80); noise = take(10); harmRing = take(30); features = take(VADFeature.count)
+        subMins = take(80); noise = take(10); harmRing = take(30)
+        inputs = take(SpectralInput.stride); features = inputs + SpectralInput.handFeatures
+        melFloor = take(MelBands.count); melWeights = take(MelBands.weightCount)
         dct = take(40); bandScratch = take(24)
         bandEdges = .allocate(capacity: FrontEnd.bandEdges.count)
         for (i, e) in FrontEnd.bandEdges.enumerated() { bandEdges[i] = e }
@@ -132,6 +141,7 @@ final class FrontEndBuffers {
                 dct[(c - 1) * 10 + band] = Float(cosApprox(Double.pi * Double(c) * (Double(band) + 0.5) / 10)) / 40
             }
         }
+        for i in 0..<MelBands.weightCount { melWeights[i] = MelBands.table.weights[i] }
     }
 
     deinit { base.deallocate(); bandEdges.deallocate() }
@@ -174,7 +184,45 @@ struct FeatureExtractor {
         return state.filled == FrontEnd.hop
     }
 
-    /// Analyses the completed hop: fills `buffers.features` and returns the evidence.
+    /// The mel levels of the current spectrum (dBov) and each over its floor. The floor follows
+    /// a fall at once and a rise by at most ``MelBands/floorRise`` per frame; it is fed only by
+    /// frames that feed the noise trackers (not the zero-padded start-up hops).
+    @inline(__always)
+    private func melLevels(feeds: Bool, _ s: inout FrontEndState) {
+        let b = buffers
+        let table = MelBands.table
+        let level = b.inputs, over = b.inputs + MelBands.count
+        var w = 0
+        for band in 0..<MelBands.count {
+            let first = table.firstBin[band], n = table.binCount[band]
+            var acc: Float = 0
+            for k in 0..<n { acc += b.power[first + k] * b.melWeights[w + k] }
+            w += n
+            level[band] = acc + FrontEnd.powerFloor
+        }
+        let raw = UnsafeMutableRawPointer(level)
+        var o = 0
+        while o < MelBands.count * 4 {
+            let v = raw.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            raw.storeBytes(of: 3.0102999566 * fastLog2x4(v), toByteOffset: o, as: SIMD4<Float>.self)
+            o += 16
+        }
+        let floor = b.melFloor
+        if feeds {
+            if s.melFloorReady {
+                for band in 0..<MelBands.count { floor[band] = min(level[band], floor[band] + MelBands.floorRise) }
+            } else {
+                for band in 0..<MelBands.count { floor[band] = level[band] }
+                s.melFloorReady = true
+            }
+        }
+        for band in 0..<MelBands.count {
+            over[band] = s.melFloorReady ? level[band] - floor[band] : 0
+        }
+    }
+
+    /// Analyses the completed hop: fills `buffers.inputs` (and so `buffers.features`) and
+    /// returns the evidence.
     mutating func analyse() -> FrameEvidence {
         let b = buffers
         var s = state
@@ -273,6 +321,7 @@ struct FeatureExtractor {
         } else if feeds {
             s.minCounter += 1
         }
+        melLevels(feeds: feeds, &s)
         let speechSNR = min(max(decibels((speechPower + FrontEnd.powerFloor) / speechNoise), 0), 60)
         let lowShare = min(max(decibels((low + FrontEnd.powerFloor) / (low + total + FrontEnd.powerFloor)), -60), 0)
 

@@ -147,15 +147,18 @@ public struct VoiceActivityDetector: Sendable {
         engine.reset()
     }
 
-    /// Feeds samples and hands out, per frame, the raw feature vector (``VADFeature`` order) and
-    /// the probability: for the training tool, so that training uses exactly this front end.
+    /// Feeds samples and hands out, per frame, the network's input vector (``SpectralInput``
+    /// layout; empty for a digitally silent frame, which the network does not see) and the
+    /// probability: for the training tool, so that training uses exactly this front end.
     @_spi(Training)
-    public mutating func processFeatures(_ samples: UnsafeBufferPointer<Float>,
-                                         _ onFrame: (Int, UnsafeBufferPointer<Float>, Float) -> Void) {
+    public mutating func processInputs(_ samples: UnsafeBufferPointer<Float>,
+                                       _ onFrame: (Int, UnsafeBufferPointer<Float>, Float) -> Void) {
         makeUnique()
-        let features = engine.extractor.buffers.features
+        let inputs = engine.extractor.buffers.inputs
+        let engine = self.engine
         engine.process(samples) { index, probability, _ in
-            onFrame(index, UnsafeBufferPointer(start: features, count: VADFeature.count), probability)
+            let n = engine.frameWasSilent ? 0 : SpectralInput.count
+            onFrame(index, UnsafeBufferPointer(start: inputs, count: n), probability)
         }
     }
 
@@ -170,13 +173,14 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     let sampleRate: Int
     var resampler: Resampler
     var extractor = FeatureExtractor()
-    let model = VADModel.shared
-    let recurrent = VADRecurrent.shared
-    var recurrentState = VADRecurrentState()
+    let network = SpectralNetwork.shared
+    var networkState = SpectralNetworkState(SpectralNetwork.shared)
     var nonFinite = 0
     var previousLogit: Float = 0
     /// Whether the previous frame was analysed (its logit is the smoother's state).
     var smootherPrimed = false
+    /// Whether the frame just handed out was digital silence (not analysed).
+    var frameWasSilent = false
 
     init(sampleRate: Int) {
         self.sampleRate = sampleRate
@@ -191,7 +195,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         c.nonFinite = nonFinite
         c.previousLogit = previousLogit
         c.smootherPrimed = smootherPrimed
-        c.recurrentState = recurrentState
+        c.networkState = networkState.copy(network)
         return c
     }
 
@@ -201,7 +205,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         nonFinite = 0
         previousLogit = 0
         smootherPrimed = false
-        recurrentState = VADRecurrentState()
+        networkState.reset()
     }
 
     func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
@@ -260,24 +264,16 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     private func frame(_ onFrame: (Int, Float, VADEvidence) -> Void) {
         let index = extractor.state.frameIndex
         let ev = extractor.analyse()
+        frameWasSilent = ev.isDigitalSilence
         let p: Float
         if ev.isDigitalSilence {
             // Never speech; the smoother restarts on the next sound.
             p = 0
             smootherPrimed = false
         } else {
-            // The decision's logit: the MLP's (share 0: the GRU is not run), the GRU's, or their
-            // blend (VADRecurrentWeights.share). Digital silence above leaves the GRU's state as it was.
-            let features = extractor.buffers.features
-            let share = recurrent.share
-            var logit: Float
-            if share <= 0 {
-                logit = model.logit(features)
-            } else {
-                logit = recurrent.logit(features, &recurrentState)
-                if share < 1 { logit = share * logit + (1 - share) * model.logit(features) }
-            }
-            let a = recurrent.smoothing
+            // Digital silence above leaves the network's state as it was.
+            var logit = network.logit(extractor.buffers.inputs, networkState)
+            let a = network.smoothing
             if a > 0 && smootherPrimed { logit = a * previousLogit + (1 - a) * logit }
             previousLogit = logit
             smootherPrimed = true

