@@ -1,16 +1,40 @@
 #!/usr/bin/env bash
-# Measures the shipped VAD against issue 3's "Done when" list (the figures in README.md).
+# Measures the shipped VAD on the figures README.md reports (docs: Tools/vad-training/README.md).
 #   bash Tools/vad-training/evaluate.sh SHARED CHECK
 # SHARED = the shared material (data/real-dev, data/corpus, tools/); CHECK = a work directory for
 # the reserved check packages (singularity-music, openttd-opensfx: downloaded here with
 # `apt-get download`, converted, never trained on). Needs a release build of parley and
-# parley-vadtool. Prints Markdown tables; writes its CSVs under CHECK/out.
+# parley-vadtool. Prints Markdown tables; writes its CSVs under CHECK/out/DETECTOR.
+#   DETECTOR=silero|ten bash Tools/vad-training/evaluate.sh SHARED CHECK
+# scores a reference detector (Silero VAD, TEN VAD; reference.py) the same way on the same files:
+# its frames for parley detect's, its probabilities after Silero's standard smoother for the
+# TalkDetector's segments and live events (no dominant speaker). Default DETECTOR=parley.
+# PARLEY_BIN / VADTOOL_BIN override the binaries (default .build/release/parley, parley-vadtool).
 set -euo pipefail
 S=${1:?usage: evaluate.sh SHARED CHECK}; C=${2:?usage: evaluate.sh SHARED CHECK}
 S=$(cd "$S" && pwd)  # absolute: the held-out clips are symlinked from inside CHECK
-P=.build/release/parley; T=.build/release/parley-vadtool
-EV="python3 $S/tools/vadeval.py"; CO=$S/data/corpus
-mkdir -p "$C/out" "$C/debs" "$C/x" "$C/sing" "$C/ottd" "$C/heldout"
+P=${PARLEY_BIN:-.build/release/parley}; T=${VADTOOL_BIN:-.build/release/parley-vadtool}
+D=${DETECTOR:-parley}; R="python3 $(cd "$(dirname "$0")" && pwd)/reference.py $D"
+case $D in parley) TD="the TalkDetector" ;; silero|ten) TD="Silero's smoother" ;;
+  *) echo "evaluate.sh: DETECTOR must be parley, silero or ten" >&2; exit 2 ;; esac
+EV="python3 $S/tools/vadeval.py"; CO=$S/data/corpus; O=$C/out/$D
+mkdir -p "$O" "$C/debs" "$C/x" "$C/sing" "$C/ottd" "$C/heldout"
+
+# frames OUT FILE.wav...: file,time_s,prob per 10 ms frame.
+frames() {
+  local out=$1; shift
+  if [ "$D" = parley ]; then $P detect --format frames "$@" > "$out"; else $R --format frames "$@" > "$out"; fi
+}
+# segments OUT FILE.wav...: file,start_s,end_s talk segments (the TalkDetector's or the smoother's).
+segments() {
+  local out=$1; shift
+  if [ "$D" = parley ]; then
+    $P detect --format csv "$@" | awk -F, 'NR > 1 { print $1 "," $3 "," $4 }' > "$out"
+    sed -i '1i file,start_s,end_s' "$out"
+  else
+    $R --format segments "$@" > "$out"
+  fi
+}
 
 # Reserved check material (once).
 if [ ! -s "$C/ottd/ottd_all.wav" ]; then
@@ -46,22 +70,21 @@ for f in "$C"/sing/*.wav "$C"/ottd/*.wav "$C"/heldout/*.wav; do
 done
 
 echo "## 1. real-dev"
-$P detect --format frames "$S"/data/real-dev/*.wav > "$C/out/realdev.csv"
-$EV --data "$S/data/real-dev" --pred "probs:$C/out/realdev.csv" --name parley | grep -E "^\|"
-echo "### talk segments (parley detect --format csv, after the TalkDetector)"
-$P detect --format csv "$S"/data/real-dev/*.wav | awk -F, 'NR > 1 { print $1 "," $3 "," $4 }' > "$C/out/realdev.segs.csv"
-sed -i '1i file,start_s,end_s' "$C/out/realdev.segs.csv"
-$EV --data "$S/data/real-dev" --pred "segments:$C/out/realdev.segs.csv" --name talk | grep -E "^\| talk"
+frames "$O/realdev.csv" "$S"/data/real-dev/*.wav
+$EV --data "$S/data/real-dev" --pred "probs:$O/realdev.csv" --name "$D" | grep -E "^\|"
+if [ "$D" = parley ]; then echo "### talk segments (parley detect --format csv, after the TalkDetector)"
+else echo "### talk segments ($D, after Silero's smoother)"; fi
+segments "$O/realdev.segs.csv" "$S"/data/real-dev/*.wav
+$EV --data "$S/data/real-dev" --pred "segments:$O/realdev.segs.csv" --name talk | grep -E "^\| talk"
 
-echo "## 2. non-speech not trained on (frames at the default threshold; talking onsets after the TalkDetector)"
+echo "## 2. non-speech not trained on (frames at the default threshold; talking onsets after $TD)"
 for set in heldout sing ottd; do
-  $P detect --format frames "$C/$set"/*.wav > "$C/out/$set.frames.csv"
-  $P detect --format csv "$C/$set"/*.wav | awk -F, 'NR > 1 { print $1 "," $3 "," $4 }' > "$C/out/$set.segs.csv"
-  sed -i '1i file,start_s,end_s' "$C/out/$set.segs.csv"
+  frames "$O/$set.frames.csv" "$C/$set"/*.wav
+  segments "$O/$set.segs.csv" "$C/$set"/*.wav
   echo "### $set"
-  $EV --data "$C/$set" --pred "probs:$C/out/$set.frames.csv" --pred "segments:$C/out/$set.segs.csv" \
-    --name frames talk --json > "$C/out/$set.json"
-  python3 - "$C/out/$set.json" <<'EOF'
+  $EV --data "$C/$set" --pred "probs:$O/$set.frames.csv" --pred "segments:$O/$set.segs.csv" \
+    --name frames talk --json > "$O/$set.json"
+  python3 - "$O/$set.json" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:
     mins = r["nonspeech_minutes"]
@@ -71,22 +94,35 @@ EOF
 done
 
 echo "## 2b. speech + music/noise mixtures (corpus mix_* folders): recall per SNR at the default threshold"
-$P detect --format frames "$CO"/mix_speech_music/*.wav "$CO"/mix_speech_noise/*.wav > "$C/out/mix.csv"
+frames "$O/mix.csv" "$CO"/mix_speech_music/*.wav "$CO"/mix_speech_noise/*.wav
 for snr in 20 10 05 00; do
   for kind in music noise; do
-    $EV --data "$CO/mix_speech_$kind" --include "snr${snr}dB" --pred "probs:$C/out/mix.csv" --name x --json > "$C/out/mix.json"
-    r=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("P %.3f R %.3f F1 %.3f" % (r["precision"], r["recall"], r["f1"]))' "$C/out/mix.json")
+    $EV --data "$CO/mix_speech_$kind" --include "snr${snr}dB" --pred "probs:$O/mix.csv" --name x --json > "$O/mix.json"
+    r=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("P %.3f R %.3f F1 %.3f" % (r["precision"], r["recall"], r["f1"]))' "$O/mix.json")
     echo "| $snr dB | $kind | $r |"
   done
 done
 
 echo "## 3. conversation (corpus scene01)"
 SC=$CO/conversation
-$P detect --meeting --format csv "$SC"/scene01_spk*.wav > "$C/out/scene01.segs.csv"
-$T meeting "$SC"/scene01_spk*.wav > "$C/out/scene01.events.jsonl"
-echo "### segments (parley detect --meeting --format csv: segment starts are back-dated to the onset)"
+if [ "$D" = parley ]; then
+  $P detect --meeting --format csv "$SC"/scene01_spk*.wav > "$O/scene01.segs.csv"
+  $T meeting "$SC"/scene01_spk*.wav > "$O/scene01.events.jsonl"
+  echo "### segments (parley detect --meeting --format csv: segment starts are back-dated to the onset)"
+else
+  # one participant per speaker file, named by its stem, as parley detect --meeting names them
+  $R --format segments "$SC"/scene01_spk*.wav \
+    | awk -F, 'NR == 1 { print "file,participant,start_s,end_s"; next } { print "scene01," $1 "," $2 "," $3 }' \
+    > "$O/scene01.segs.csv"
+  $R --format events "$SC"/scene01_spk*.wav > "$O/scene01.events.jsonl"
+  echo "### segments ($D, after Silero's smoother: segment starts at the first frame over 0.5)"
+fi
 python3 "$S/tools/meetingeval.py" --truth "$SC/scene01_truth.csv" --distractors "$SC/scene01_distractors.csv" \
-  --segments "$C/out/scene01.segs.csv" || true
-echo "### live events (parley-vadtool meeting: event times as a live UI sees them, and the dominant speaker)"
+  --segments "$O/scene01.segs.csv" || true
+if [ "$D" = parley ]; then
+  echo "### live events (parley-vadtool meeting: event times as a live UI sees them, and the dominant speaker)"
+else
+  echo "### live events ($D, Silero's smoother run live: event times as a live UI sees them; no dominant speaker)"
+fi
 python3 "$S/tools/meetingeval.py" --truth "$SC/scene01_truth.csv" --distractors "$SC/scene01_distractors.csv" \
-  --events "$C/out/scene01.events.jsonl" || true
+  --events "$O/scene01.events.jsonl" || true
