@@ -135,7 +135,7 @@ def train(a):
             opt.zero_grad(); loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step(); sched.step()
-            total += float(loss)
+            total += float(loss.detach())
         v = validate(net, V, mean_t, inv_t)
         line = f"{epoch}\t{total / steps_per_epoch:.4f}\t{v['f1']:.4f}\t{v['pr_auc']:.4f}\t{v['flagged']:.4f}\t{v['score']:.4f}\t{time.time() - t0:.0f}s"
         print(line, flush=True); log.write(line + "\n"); log.flush()
@@ -147,3 +147,25 @@ def train(a):
             to_npz(f"{a.out}/best.npz", net, mean, inv, note)
         torch.save(dict(net=net.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), epoch=epoch, best=best), ck + ".tmp")
         os.replace(ck + ".tmp", ck)
+
+
+def frames(a):
+    """Runs a checkpoint over WAV files as the product does (digitally silent frames skipped, 0)."""
+    import sys, tempfile
+    net, mean, inv = from_npz(a.model)
+    net.eval()
+    mean_t, inv_t = torch.tensor(mean), torch.tensor(inv)
+    with tempfile.TemporaryDirectory() as tmp:
+        feats = S.front_end(a.files, a.tool, tmp)
+    out = sys.stdout
+    out.write("file,time_s,prob\n")
+    for path, f in zip(a.files, feats):
+        A = f[:, 1] > 0.5
+        p = np.zeros(len(f), np.float32)
+        if A.any():
+            with torch.no_grad():
+                x = standardise(torch.from_numpy(f[A][None, :, 2:].copy()), mean_t, inv_t)
+                p[A] = torch.sigmoid(net(x))[0].numpy()
+        stem = os.path.splitext(os.path.basename(path))[0]
+        for i, v in enumerate(p):
+            out.write(f"{stem},{i * 0.01:.2f},{v:.5f}\n")

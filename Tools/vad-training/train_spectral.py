@@ -29,7 +29,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import train as T   # noqa: E402  (the audio helpers: WAV I/O, labels, noises, rooms, Opus)
+import audio as T   # noqa: E402
 
 NIN = 95             # SpectralInput.count
 SECONDS = 8
@@ -190,6 +190,7 @@ def prepare(a):
     for split, count, seed0 in (("val", a.val_mixtures, 10_000), ("train", a.mixtures, 0)):
         sp = [s for s in speech if s["split"] == split]; ot = [o for o in other if o["split"] == split]
         for shard in range((count + SHARD - 1) // SHARD):
+            if shard % a.parts != a.part: continue
             path = f"{a.work}/shards/{split}_{shard:03d}.npz"
             if os.path.exists(path): continue
             t0 = time.time()
@@ -240,21 +241,30 @@ def main():
     p.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
     p.add_argument("--mixtures", type=int, default=6000)
     p.add_argument("--val-mixtures", type=int, default=600)
+    p.add_argument("--part", type=int, default=0, help="with --parts N: make only the shards whose number is PART mod N")
+    p.add_argument("--parts", type=int, default=1)
     t = sub.add_parser("train")
     t.add_argument("--work", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--epochs", type=int, default=12)
-    t.add_argument("--batch", type=int, default=32)
-    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--epochs", type=int, default=15)
+    t.add_argument("--batch", type=int, default=64)
+    t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--teacher-share", type=float, default=0.5)
     t.add_argument("--conv", type=int, default=64)
     t.add_argument("--hidden", type=int, default=64)
     t.add_argument("--shards", type=int, default=None, help="use only the first N train shards")
-    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--threads", type=int, default=1)
+    f = sub.add_parser("frames", help="a checkpoint's probabilities in torch: CSV file,time_s,prob (as parley detect --format frames)")
+    f.add_argument("--model", required=True)
+    f.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
+    f.add_argument("files", nargs="+")
     a = ap.parse_args()
     if a.cmd == "prepare":
         prepare(a)
+    elif a.cmd == "frames":
+        import train_model
+        train_model.frames(a)
     else:
         import train_model
         train_model.train(a)
