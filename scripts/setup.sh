@@ -27,3 +27,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# numpy for the check that the VAD network's generated weights match their checkpoint.
+if ! python3 -c "import numpy" 2>/dev/null; then
+  echo "setup: installing numpy for python3" >&2
+  python3 -m pip install -q numpy
+fi

@@ -12,6 +12,9 @@ if grep -E "warning:" "$log" | grep -v "^warning: 'parley': found .* file(s) whi
 fi
 rm -f "$log"
 
+# The VAD network's weights are generated: the Swift file must be what its checkpoint gives.
+python3 Tools/vad-training/export_weights.py Tools/vad-training/model/spectral-vad.npz --check
+
 swift test --skip-build --parallel
 
 if [ -x Fuzz/run.sh ]; then

@@ -91,7 +91,7 @@ for dir in "$W"/x/klettres-data/usr/share/klettres/*/; do
 done
 # Speech: Fish Fillets NG dubbing (Czech and Dutch, many actors and characters, expressive
 # dialogue). 480 lines per language (every 7th, sorted), in clips of 24 lines joined with
-# 0.1-0.8 s pauses (seeded), labelled by the corpus's energy rule in train.py.
+# 0.1-0.8 s pauses (seeded), labelled by the corpus's energy rule in train_spectral.py.
 for lang in cs nl; do
   files=$(find "$W"/x/fillets-ng-data-$lang -name "*.ogg" | sort | awk 'NR % 7 == 0' | head -480)
   i=0; clip=0; : > "$W/fl_${lang}_0.txt"

@@ -40,7 +40,8 @@ SHARD = 200          # mixtures per shard
 # languages, an Asterisk language, a music album family and effect packages.
 VAL = ("sp05_", "sp10_", "sp15_", "sp17_", "mu09_", "mu11_", "mu12_", "no03_",
        "klettres__ar", "klettres__he", "klettres__uk", "klettres__nb",
-       "tuxpaint__fr", "tuxpaint__ja", "asterisk__ru", "warzone__", "lincity__", "fx2_bzflag", "fillets__nl_1")
+       "tuxpaint__fr", "tuxpaint__el", "asterisk__ru", "queen__en_joe", "ktuberling__lt",
+       "warzone__", "lincity__", "fx2_bzflag", "fillets__nl_1")
 
 
 def split_of(name):
@@ -247,9 +248,9 @@ def main():
     t.add_argument("--work", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--epochs", type=int, default=15)
-    t.add_argument("--batch", type=int, default=64)
-    t.add_argument("--lr", type=float, default=3e-3)
+    t.add_argument("--epochs", type=int, default=14)
+    t.add_argument("--batch", type=int, default=128)
+    t.add_argument("--lr", type=float, default=4e-3)
     t.add_argument("--teacher-share", type=float, default=0.5)
     t.add_argument("--conv", type=int, default=64)
     t.add_argument("--hidden", type=int, default=64)
