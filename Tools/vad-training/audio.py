@@ -166,3 +166,40 @@ def opus_round_trip(x, kbps, work):
     y = read_wav(tmp_out)
     out = np.zeros_like(x); out[: min(len(x), len(y))] = y[: len(x)]
     return out
+
+
+# Call codecs for codec_round_trip: ffmpeg encoder options and container. The narrowband ones
+# run at 8 kHz (the telephone band), the others at 16 kHz.
+CODECS = {
+    "gsm": (["-ar", "8000", "-c:a", "libgsm_ms"], "wav"),
+    "g711u": (["-ar", "8000", "-c:a", "pcm_mulaw"], "wav"),
+    "g711a": (["-ar", "8000", "-c:a", "pcm_alaw"], "wav"),
+    "g726": (["-ar", "8000", "-c:a", "adpcm_g726", "-b:a", "24k"], "wav"),
+    "speex": (["-ar", "8000", "-c:a", "libspeex"], "ogg"),
+    "codec2": (["-ar", "8000", "-c:a", "libcodec2", "-mode", "3200"], "c2"),
+    "g722": (["-ar", "16000", "-c:a", "g722"], "g722"),
+    "mp3": (["-ar", "16000", "-c:a", "libmp3lame", "-b:a", "24k"], "mp3"),
+}
+
+
+def codec_round_trip(x, codec, work):
+    """Encodes and decodes `x` with a call codec of CODECS (ffmpeg), back at 16 kHz, delay removed
+    (the lag of the largest cross-correlation within 40 ms) and trimmed to the same length."""
+    opts, ext = CODECS[codec]
+    tmp_in, tmp_c, tmp_out = f"{work}/tmp_in.wav", f"{work}/tmp_c.{ext}", f"{work}/tmp_out.wav"
+    write_wav(tmp_in, x)
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", tmp_in] + opts + [tmp_c], check=True)
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", tmp_c, "-ar", "16000", "-ac", "1",
+                    "-c:a", "pcm_s16le", tmp_out], check=True)
+    y = read_wav(tmp_out)
+    n = min(len(x), len(y), 16000 * 4)
+    nf = 1 << int(np.ceil(np.log2(2 * n)))
+    c = np.fft.irfft(np.fft.rfft(y[:n], nf) * np.conj(np.fft.rfft(x[:n], nf)), nf)
+    lags = np.concatenate([c[:641], c[-640:]])
+    lag = int(np.argmax(lags)); lag = lag if lag <= 640 else lag - 1281
+    out = np.zeros_like(x)
+    if lag >= 0:
+        m = min(len(x), len(y) - lag); out[:m] = y[lag:lag + m]
+    else:
+        m = min(len(x) + lag, len(y)); out[-lag:-lag + m] = y[:m]
+    return out

@@ -144,8 +144,12 @@ def mixture(rng, speech, other, clips, work):
         mix, has = xs + bg, True
         tags.append(f"snr{snr:.0f}")
     mix = mix * 10 ** ((-3 - 42 * rng.random()) / 20) / (np.max(np.abs(mix)) + 1e-9)
-    if rng.random() < 0.25:
+    r = rng.random()
+    if r < 0.2:
         mix = T.opus_round_trip(mix.astype(np.float32), [8, 12, 16, 24, 32][int(rng.integers(5))], work); tags.append("opus")
+    elif r < 0.45:   # a telephone network's or an older client's codec
+        codec = list(T.CODECS)[int(rng.integers(len(T.CODECS)))]
+        mix = T.codec_round_trip(mix.astype(np.float32), codec, work); tags.append(codec)
     return mix.astype(np.float32), lab[:FRAMES], has, ignore[:FRAMES], tags
 
 
