@@ -55,7 +55,7 @@ public final class AudioFileReader {
         guard let f = sf_open_fd(fd, Int32(SFM_READ), &info, 1) else {
             let code = sf_error(nil)
             let message = String(cString: sf_strerror(nil))
-            close(fd)   // sf_open_fd does not take ownership when it fails
+            // No close(fd) here: with close_desc set, sf_open_fd has already closed it.
             if code == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
                 throw .unsupported(path: path, what: "audio format (libsndfile: \(message))")
             }
