@@ -103,7 +103,6 @@ func detectResultName(_ path: String, format: DetectFormat) -> String {
 final class DetectListReader {
     let path: String
     private let file: UnsafeMutablePointer<FILE>
-    private let ownsFile: Bool
     private let delimiter: Int32
     private var line: UnsafeMutablePointer<CChar>?
     private var capacity = 0
@@ -123,7 +122,6 @@ final class DetectListReader {
             }
             file = f
         }
-        ownsFile = true
     }
 
     /// The next non-empty name, nil at the end.
@@ -147,7 +145,7 @@ final class DetectListReader {
 
     deinit {
         free(line)
-        if ownsFile { fclose(file) }
+        fclose(file)
     }
 }
 
