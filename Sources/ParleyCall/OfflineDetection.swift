@@ -69,7 +69,7 @@ public struct OfflineDetector: Sendable {
                         onFrame: (_ track: Int, _ frameIndex: Int, _ probability: Float) -> Void = { _, _, _ in },
                         onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void = { _, _ in })
         throws(OfflineDetectionError) -> OfflineFileAnalysis {
-        var source = try openOfflineAudioFile(request.path)
+        var source = try openOfflineAudioFile(request)
         return try analyze(&source, request: request, onFrame: onFrame, onProgress: onProgress)
     }
 

@@ -8,8 +8,19 @@ import ParleyMedia
 
 /// Opens `path` for ``OfflineDetector``: every failure becomes an ``OfflineDetectionError``.
 func openOfflineAudioFile(_ path: String) throws(OfflineDetectionError) -> AudioFileSource {
+    try openOfflineAudioFile(OfflineDetectionRequest(path: path, participant: ""))
+}
+
+/// Opens the audio of `request` (its file, or its descriptor) for ``OfflineDetector``.
+func openOfflineAudioFile(_ request: OfflineDetectionRequest) throws(OfflineDetectionError) -> AudioFileSource {
+    let path = request.path
     do {
-        let reader = try AudioFileReader(path: path)
+        let reader: AudioFileReader
+        if let fd = request.fileDescriptor {
+            reader = try AudioFileReader(fileDescriptor: fd, name: path, raw: request.rawFormat)
+        } else {
+            reader = try AudioFileReader(path: path)
+        }
         // NaN/infinite samples become silence and are counted (reported as an issue), rather
         // than ending the file's analysis.
         reader.nonFinitePolicy = .replaceWithZero

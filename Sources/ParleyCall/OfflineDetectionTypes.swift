@@ -1,5 +1,7 @@
 // The values of offline talk detection: what to analyse, what came out, what went wrong.
 
+import ParleyMedia
+
 /// One file to analyse and how its channels become participants.
 ///
 /// Threading: a value type; freely sendable.
@@ -12,7 +14,8 @@ public struct OfflineDetectionRequest: Sendable, Equatable {
         case perChannel
     }
 
-    /// Path of the audio file (any format libsndfile reads).
+    /// Path of the audio file (any format libsndfile reads); with ``fileDescriptor``, only the
+    /// name that stands for it in messages.
     public var path: String
     /// The participant's name (or the prefix of the per-channel names).
     public var participant: String
@@ -22,11 +25,21 @@ public struct OfflineDetectionRequest: Sendable, Equatable {
     /// How channels map to participants; default ``ChannelMode/mixDown``.
     public var channelMode: ChannelMode
 
-    public init(path: String, participant: String, offset: Double = 0, channelMode: ChannelMode = .mixDown) {
+    /// When set, the audio is read from this open descriptor (e.g. 0, standard input) instead
+    /// of ``path``; see ``AudioFileReader/init(fileDescriptor:name:raw:temporaryDirectory:)``.
+    public var fileDescriptor: Int32?
+    /// The headerless encoding of the bytes on ``fileDescriptor``; nil to recognise the format
+    /// from the bytes.
+    public var rawFormat: RawAudioFormat?
+
+    public init(path: String, participant: String, offset: Double = 0, channelMode: ChannelMode = .mixDown,
+                fileDescriptor: Int32? = nil, rawFormat: RawAudioFormat? = nil) {
         self.path = path
         self.participant = participant
         self.offset = offset
         self.channelMode = channelMode
+        self.fileDescriptor = fileDescriptor
+        self.rawFormat = rawFormat
     }
 }
 

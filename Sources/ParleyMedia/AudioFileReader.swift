@@ -49,13 +49,41 @@ public final class AudioFileReader {
     public var format: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
 
     /// Opens `path`. Throws a ``MediaFileError`` that names the file and the problem.
-    public init(path: String) throws(MediaFileError) {
+    public convenience init(path: String) throws(MediaFileError) {
         let (fd, _) = try openRegularFileForReading(path)
+        try self.init(ownedDescriptor: fd, name: path, raw: nil)
+    }
+
+    /// Reads the audio on an open file descriptor, such as standard input (0); `name` stands
+    /// for it in errors. The format is recognised from the bytes, as for a file, unless `raw`
+    /// names the headerless encoding they are in.
+    ///
+    /// A regular file is read in place (from its start when the descriptor is at offset 0,
+    /// else from the current offset). Anything else (a pipe, a socket, a terminal) is copied to
+    /// an unlinked temporary file in `temporaryDirectory` (default `$TMPDIR`, else `/tmp`)
+    /// before decoding, because libsndfile seeks while it reads a header (a WAV file's past
+    /// its data chunk, an Ogg file's to its end): memory stays flat, the disk holds the
+    /// stream until the reader is released. The caller keeps `fd` and closes it; a stream is
+    /// read to its end.
+    public convenience init(fileDescriptor fd: Int32, name: String, raw: RawAudioFormat? = nil,
+                            temporaryDirectory: String? = nil) throws(MediaFileError) {
+        let owned = try readableCopy(of: fd, name: name, temporaryDirectory: temporaryDirectory)
+        try self.init(ownedDescriptor: owned, name: name, raw: raw)
+    }
+
+    /// Decodes from `fd`, which the reader owns from here on (closed when it fails, or with
+    /// the `SNDFILE` handle).
+    private init(ownedDescriptor fd: Int32, name path: String, raw: RawAudioFormat?) throws(MediaFileError) {
         var info = SF_INFO()
+        if let raw {
+            info.format = raw.sndfileFormat
+            info.samplerate = Int32(raw.sampleRate)
+            info.channels = Int32(raw.channels)
+        }
         guard let f = sf_open_fd(fd, Int32(SFM_READ), &info, 1) else {
             let code = sf_error(nil)
             let message = String(cString: sf_strerror(nil))
-            close(fd)   // sf_open_fd does not take ownership when it fails
+            // No close(fd) here: with close_desc set, sf_open_fd has already closed it.
             if code == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
                 throw .unsupported(path: path, what: "audio format (libsndfile: \(message))")
             }

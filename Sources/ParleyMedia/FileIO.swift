@@ -153,3 +153,68 @@ extension IVFWriter {
         try self.init(sink: FileByteSink(path: path), header: header)
     }
 }
+
+/// A descriptor libsndfile can read and seek for the bytes on `fd`, owned by the caller of
+/// this function: a duplicate of `fd` when it is a regular file, else (a pipe, socket,
+/// terminal, device) an unlinked temporary file in `temporaryDirectory` (default `$TMPDIR`,
+/// else `/tmp`) holding everything read from `fd` up to its end.
+/// Throws ``MediaFileError/empty(path:)`` when there are no bytes, and names `name` in errors.
+func readableCopy(of fd: Int32, name: String, temporaryDirectory: String?) throws(MediaFileError) -> Int32 {
+    var st = stat()
+    if fstat(fd, &st) != 0 { throw ioError(name, "fstat") }
+    let type = st.st_mode & S_IFMT
+    if type == S_IFDIR { throw .notARegularFile(path: name, kind: "a directory") }
+    if type == S_IFREG {
+        let offset = lseek(fd, 0, SEEK_CUR)
+        if offset >= 0 {
+            if st.st_size <= offset { throw .empty(path: name) }
+            let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            if copy < 0 { throw ioError(name, "dup") }
+            return copy
+        }
+    }
+    var dir = temporaryDirectory ?? getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    if dir.isEmpty { dir = "/tmp" }
+    var template = Array((dir + "/parley-stream-XXXXXX").utf8CString)
+    let spool = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    if spool < 0 { throw ioError(dir, "create a temporary file in") }
+    _ = fcntl(spool, F_SETFD, FD_CLOEXEC)
+    template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+    var total = 0
+    let chunk = 1 << 16
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+    defer { buffer.deallocate() }
+    while true {
+        let n = Glibc.read(fd, buffer, chunk)
+        if n < 0 {
+            if errno == EINTR { continue }
+            let e = ioError(name, "read")
+            close(spool)
+            throw e
+        }
+        if n == 0 { break }
+        var done = 0
+        while done < n {
+            let w = Glibc.write(spool, buffer + done, n - done)
+            if w < 0 {
+                if errno == EINTR { continue }
+                let e = ioError(dir, "write a temporary copy of \(name) in")
+                close(spool)
+                throw e
+            }
+            done += w
+        }
+        total += n
+    }
+    if total == 0 {
+        close(spool)
+        throw .empty(path: name)
+    }
+    if lseek(spool, 0, SEEK_SET) < 0 {
+        let e = ioError(name, "lseek")
+        close(spool)
+        throw e
+    }
+    return spool
+}
+

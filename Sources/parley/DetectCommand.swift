@@ -3,11 +3,15 @@
 
 import Foundation
 import ParleyCall
+import ParleyMedia
 
 let detectHelp = """
 Usage: parley detect [--format summary|json|csv|rttm|audacity|frames] [--output PATH]
                      [--meeting [--name NAME]] [--per-channel] [--timeline PATH.svg]
                      [--jobs N] FILE...
+       parley detect [--format F] [--per-channel] [--jobs N] [--files-from LIST [--null]]
+                     [--output-dir DIR [--skip-existing]] [--shard K/N]
+                     [--input-format EXT] [FILE...]
 
 Find who talked when in recorded audio. Any file libsndfile reads (WAV, FLAC, Ogg
 Vorbis/Opus, MP3, AIFF, ...), at any rate and channel count; resampled (band-limited) for
@@ -42,6 +46,47 @@ Options:
   --timeline P   also write an SVG picture: one lane per participant, talking as bars,
                  overlaps shaded and in their own lane, a time axis
   --jobs N       files analysed in parallel (default: the number of cores)
+
+Batch (many recordings, each on its own):
+  --files-from LIST  more FILEs, from LIST ("-": standard input), one path per line, taken
+                     literally (no @SECONDS; empty lines skipped); read as the run goes with
+                     --output-dir, else held (paths only: the outputs need every file)
+  --null             the names in LIST end with a NUL byte instead (find -print0)
+  --output-dir DIR   one result per recording in DIR (created if missing) instead of
+                     standard output: what `parley detect --format F FILE` prints for that
+                     file alone, written under a temporary name (.parley-*.part, which a
+                     killed run leaves and the next run on that host removes) and renamed
+                     when complete, so a result in DIR is never half-written; nothing is
+                     held once written. DIR/failed.tsv, rewritten the same way as the run
+                     goes, lists path<TAB>error for each file that failed (no result) or
+                     was only partly read (a result); tab, newline, CR and backslash are
+                     written \\t \\n \\r \\\\. It is kept across runs: an entry goes when
+                     its file succeeds.
+  --skip-existing    with --output-dir: a file whose result is already in DIR is not
+                     analysed again, so rerunning the same command resumes where it stopped
+                     (a result's name tells its path and format, not the other options)
+  --shard K/N        analyse only part K (1 <= K <= N) of N: the files whose path, as given,
+                     has an FNV-1a 64-bit hash equal to K-1 modulo N; the same split on every
+                     machine, whatever the order of the list
+  Result names: the path as given with "%" written %25, "/" %2F, bytes below 0x20 and 0x7F
+  as %XX and a leading "." as %2E (only the last 160 bytes of a longer name are kept), then
+  "~", the FNV-1a 64-bit hash of the path in 16 hex digits, and .txt (summary), .json, .csv,
+  .rttm, .labels.txt (audacity: all tracks one after another) or .frames.csv; e.g.
+  calls/a.wav -> calls%2Fa.wav~27963a5ca339d716.csv. Distinct paths get distinct names (of
+  names cut to 160 bytes, the hash tells them apart).
+  With --files-from, --output-dir or --shard, a last line on stderr sums up the run: files
+  ok, partial, failed and skipped, hours of audio, wall time and speed (x real time).
+
+Standard input:
+  -              a FILE named "-" is read from standard input, its format recognised from
+                 the bytes (a pipe is first copied to an unlinked file in $TMPDIR); its
+                 participant and recording are named "stdin"
+  --input-format EXT
+                 standard input is headerless audio of the kind files named *.EXT hold:
+                 sln (16-bit little-endian, mono, 8 kHz), sln12 sln16 sln24 sln32 sln44
+                 sln48 sln96 sln192 (the same at 12 ... 192 kHz, sln44 = 44.1 kHz), ul
+                 (G.711 mu-law, 8 kHz), al (A-law), vox and vox6 (Dialogic ADPCM, 8 and
+                 6 kHz), gsm (GSM 06.10, 8 kHz)
 
 Times are seconds on the meeting's timeline (file time plus the file's offset), 3 decimals.
 Definitions: a turn is one talking segment. Overlap is time during which two or more
@@ -89,11 +134,26 @@ struct DetectInvocation: Sendable {
     var perChannel = false
     var timeline: String?
     var jobs = 1
+    /// The FILE arguments (`-` is standard input).
     var inputs: [(path: String, offset: Double)] = []
+    /// `--files-from`: the list's path, `-` for standard input.
+    var filesFrom: String?
+    /// `--null`: names in the list end with NUL.
+    var nullSeparated = false
+    /// `--output-dir`: one result per recording there.
+    var outputDirectory: String?
+    var skipExisting = false
+    var shard: DetectShard?
+    /// `--input-format`: the headerless encoding of standard input.
+    var inputFormat: RawAudioFormat?
 
-    init(_ args: [String]) throws(ArgumentScanner.UsageError) {
-        let scan = try ArgumentScanner(args, valued: ["format", "output", "name", "timeline", "jobs"],
-                                       flagNames: ["meeting", "per-channel"])
+    /// Batch mode (`--files-from`, `--output-dir` or `--shard`): a summary line ends stderr.
+    var isBatch: Bool { filesFrom != nil || outputDirectory != nil || shard != nil }
+
+    init(_ args: [String], standardInputIsTerminal: Bool = isatty(STDIN_FILENO) == 1) throws(ArgumentScanner.UsageError) {
+        let scan = try ArgumentScanner(args, valued: ["format", "output", "name", "timeline", "jobs", "files-from",
+                                                      "output-dir", "shard", "input-format"],
+                                       flagNames: ["meeting", "per-channel", "null", "skip-existing"])
         if let f = scan.value("format") {
             guard let parsed = DetectFormat(rawValue: f) else {
                 throw .init(description: "unknown format '\(f)' (one of: \(DetectFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
@@ -110,9 +170,48 @@ struct DetectInvocation: Sendable {
         }
         timeline = scan.value("timeline")
         jobs = try scan.int("jobs", default: ProcessInfo.processInfo.activeProcessorCount, in: 1...1024)
-        guard !scan.positionals.isEmpty else { throw .init(description: "no input FILE given") }
+
+        filesFrom = scan.value("files-from")
+        if filesFrom?.isEmpty == true { throw .init(description: "--files-from needs a file name (or - for standard input)") }
+        nullSeparated = scan.flag("null")
+        if nullSeparated && filesFrom == nil { throw .init(description: "--null only applies with --files-from") }
+        outputDirectory = scan.value("output-dir")
+        if let dir = outputDirectory {
+            guard !dir.isEmpty else { throw .init(description: "--output-dir needs a directory name") }
+            if meeting { throw .init(description: "--output-dir writes one result per file; it does not apply with --meeting") }
+            if output != nil { throw .init(description: "--output and --output-dir exclude each other") }
+            if timeline != nil { throw .init(description: "--timeline does not apply with --output-dir") }
+        }
+        skipExisting = scan.flag("skip-existing")
+        if skipExisting && outputDirectory == nil { throw .init(description: "--skip-existing only applies with --output-dir") }
+        if let k = scan.value("shard") {
+            guard let parsed = DetectShard(k) else {
+                throw .init(description: "--shard must be K/N with integers 1 <= K <= N, got '\(k)'")
+            }
+            if meeting { throw .init(description: "--shard does not apply with --meeting (a meeting is analysed whole)") }
+            shard = parsed
+        }
+
+        guard !scan.positionals.isEmpty || filesFrom != nil else { throw .init(description: "no input FILE given") }
         for p in scan.positionals {
-            inputs.append(Self.splitOffset(p))
+            inputs.append(p == "-" ? ("-", 0) : Self.splitOffset(p))
+        }
+        let stdinAudio = inputs.filter { $0.path == "-" }.count
+        if stdinAudio > 1 { throw .init(description: "standard input (-) can be read only once") }
+        if stdinAudio == 1 && filesFrom == "-" {
+            throw .init(description: "standard input cannot hold both the list (--files-from -) and audio (-)")
+        }
+        if stdinAudio == 1 && standardInputIsTerminal {
+            throw .init(description: "standard input is a terminal: pipe the audio in, or name a file")
+        }
+        if let ext = scan.value("input-format") {
+            guard let raw = RawAudioFormat(extension: ext) else {
+                throw .init(description: "unknown --input-format '\(ext)' (headerless formats: "
+                            + RawAudioFormat.extensions.joined(separator: ", ")
+                            + "; other formats are recognised from their bytes)")
+            }
+            guard stdinAudio == 1 else { throw .init(description: "--input-format applies to standard input (-) only") }
+            inputFormat = raw
         }
     }
 
@@ -148,18 +247,39 @@ func uniqueParticipantNames(_ paths: [String]) -> [String] {
 }
 
 func runDetect(_ args: [String]) -> Int32 {
+    let start = Date()
     let inv: DetectInvocation
-    do {
+    var list: DetectListReader?
+    do throws(ArgumentScanner.UsageError) {
         inv = try DetectInvocation(args)
+        if let path = inv.filesFrom {
+            do throws(DetectOutputError) {
+                list = try DetectListReader(path: path, nullSeparated: inv.nullSeparated)
+            } catch {
+                throw ArgumentScanner.UsageError(description: error.message)
+            }
+        }
     } catch {
         printError("parley detect: \(error.description)\nRun 'parley detect --help' for usage.")
         return ExitStatus.usage
     }
+    if inv.outputDirectory != nil { return runDetectBatch(inv, list: list) }
 
-    let names = uniqueParticipantNames(inv.inputs.map(\.path))
-    let requests = zip(inv.inputs, names).map { input, name in
+    // Every output below needs every file: the list is read whole (paths only).
+    let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
+    let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
+    let inputs = queue.all()
+    if let e = queue.listError {
+        printError("parley detect: \(e)")
+        return ExitStatus.failure
+    }
+
+    let names = uniqueParticipantNames(inputs.map(\.path))
+    let requests = zip(inputs, names).map { input, name in
         OfflineDetectionRequest(path: input.path, participant: name,
-                                offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown)
+                                offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown,
+                                fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
+                                rawFormat: input.isStandardInput ? inv.inputFormat : nil)
     }
 
     let framesDirectory: String? = inv.format == .frames ? makeTemporaryDirectory() : nil
@@ -231,6 +351,11 @@ func runDetect(_ args: [String]) -> Int32 {
     } catch {
         printError("parley detect: \(error)")
         return ExitStatus.failure
+    }
+    if inv.isBatch {
+        var counts = DetectBatchCounts()
+        for o in outcomes { counts.add(o) }
+        printError(counts.line(wallSeconds: Date().timeIntervalSince(start)))
     }
     return status
 }
@@ -375,6 +500,9 @@ struct FramesWriter {
     private let path: String
     private var file: UnsafeMutablePointer<FILE>?
     private var buffer = ""
+
+    /// Whether the rows file could be created.
+    var isOpen: Bool { file != nil }
 
     init(path: String) {
         self.path = path

@@ -104,8 +104,9 @@ func rttmField(_ s: String) -> String {
     String(s.map { $0 == " " || $0 == "\t" || $0 == "\n" ? "_" : $0 })
 }
 
-/// The stem of a path: its last component without the extension.
+/// The stem of a path: its last component without the extension; `stdin` for `-`.
 func fileStem(_ path: String) -> String {
+    if path == "-" { return "stdin" }
     let last = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
     if let dot = last.lastIndex(of: "."), dot != last.startIndex {
         return String(last[..<dot])

@@ -27,8 +27,17 @@ struct DetectRunResult {
     var stderr: String
 }
 
+/// What a run of `parley` reads on standard input.
+enum DetectStandardInput {
+    /// These bytes, through a pipe.
+    case bytes(Data)
+    /// This file, opened for reading (a regular file, as with `< file`).
+    case file(URL)
+}
+
 /// Runs `parley ARGS` and collects its output and exit status.
-func runDetectCLI(_ args: [String], wrappedBy wrapper: [String] = []) throws -> DetectRunResult {
+func runDetectCLI(_ args: [String], wrappedBy wrapper: [String] = [],
+                  standardInput: DetectStandardInput? = nil) throws -> DetectRunResult {
     let p = Process()
     if wrapper.isEmpty {
         p.executableURL = detectParleyExecutable
@@ -40,7 +49,28 @@ func runDetectCLI(_ args: [String], wrappedBy wrapper: [String] = []) throws -> 
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err
+    var feeder: Thread?
+    switch standardInput {
+    case let .bytes(data):
+        let pipe = Pipe()
+        p.standardInput = pipe
+        feeder = Thread {
+            // A process that stops reading early must not kill the tests with SIGPIPE: blocked
+            // on this thread, the write fails with EPIPE instead.
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &set, nil)
+            try? pipe.fileHandleForWriting.write(contentsOf: data)
+            try? pipe.fileHandleForWriting.close()
+        }
+    case let .file(url):
+        p.standardInput = try FileHandle(forReadingFrom: url)
+    case nil:
+        break
+    }
     try p.run()
+    feeder?.start()
     // Read both pipes while the process runs so a large output cannot block it.
     let errData = DetectLockedData()
     let errThread = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }

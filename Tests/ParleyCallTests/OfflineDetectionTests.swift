@@ -159,6 +159,24 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
     #expect(a == b)
 }
 
+@Test(.enabled(if: hasSampleMedia)) func aDescriptorIsAnalysedLikeThePathItWasOpenedFrom() throws {
+    let path = try mediaFiles()[0]
+    let handle = try #require(FileHandle(forReadingAtPath: path))
+    defer { try? handle.close() }
+    let byPath = try OfflineDetector().analyze(OfflineDetectionRequest(path: path, participant: "p"))
+    var request = OfflineDetectionRequest(path: "-", participant: "p", fileDescriptor: handle.fileDescriptor)
+    let byDescriptor = try OfflineDetector().analyze(request)
+    #expect(byDescriptor.tracks == byPath.tracks && byDescriptor.framesRead == byPath.framesRead)
+    #expect(byDescriptor.request.path == "-")
+    // An empty descriptor is an empty input, named as the request names it.
+    let empty = Pipe()
+    try empty.fileHandleForWriting.close()
+    request.fileDescriptor = empty.fileHandleForReading.fileDescriptor
+    #expect(throws: OfflineDetectionError(.empty, path: "-", message: "empty file (0 bytes): no audio")) {
+        try OfflineDetector().analyze(request)
+    }
+}
+
 @Test(.enabled(if: hasSampleMedia)) func perChannelSplitsAndMixDownAveragesTheChannels() throws {
     let (speech, rate, _) = try readAll(try mediaFiles()[0])
     var stereo: [Float] = []

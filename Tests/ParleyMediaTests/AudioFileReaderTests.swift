@@ -110,4 +110,62 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
         var ibuf = [Int16](repeating: 0, count: 8)
         #expect(mediaError { _ = try ints.read(into: &ibuf) } == .nonFiniteSamples(path: path, frame: 1, count: 2))
     }
+
+    /// Reads `bytes` through a pipe (written from another thread, as a producer would).
+    private func readThroughPipe(_ bytes: Data, name: String, raw: RawAudioFormat? = nil) throws -> (AudioFileReader, [Float]) {
+        let pipe = Pipe()
+        let writer = Thread {
+            pipe.fileHandleForWriting.write(bytes)
+            try? pipe.fileHandleForWriting.close()
+        }
+        writer.start()
+        let r = try AudioFileReader(fileDescriptor: pipe.fileHandleForReading.fileDescriptor, name: name, raw: raw)
+        return (r, try readAll(r))
+    }
+
+    @Test(arguments: ["wav", "flac", "aiff"])
+    func aPipeReadsLikeTheFile(ext: String) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = "\(dir)/speech.\(ext)"
+        try run("sox", [sampleMedia + "/speech/speech-16k.wav", "-c", "2", path])
+        let fromFile = try readAll(try AudioFileReader(path: path))
+        let (r, fromPipe) = try readThroughPipe(try Data(contentsOf: URL(fileURLWithPath: path)), name: "-")
+        #expect(r.sampleRate == 16_000 && r.channels == 2 && r.path == "-")
+        #expect(fromPipe == fromFile)
+    }
+
+    @Test func aRegularFileDescriptorIsReadInPlaceFromItsOffset() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let wav = try Data(contentsOf: URL(fileURLWithPath: sampleMedia + "/speech/speech-16k.wav"))
+        let path = dir + "/prefixed.bin"
+        try (Data("junk".utf8) + wav).write(to: URL(fileURLWithPath: path))
+        let handle = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? handle.close() }
+        _ = try handle.read(upToCount: 4)
+        let r = try AudioFileReader(fileDescriptor: handle.fileDescriptor, name: "embedded")
+        #expect(try readAll(r) == (try readAll(try AudioFileReader(path: sampleMedia + "/speech/speech-16k.wav"))))
+        // The caller's descriptor stays open.
+        #expect(fcntl(handle.fileDescriptor, F_GETFD) >= 0)
+    }
+
+    @Test func headerlessBytesAreReadAsTheNamedRawFormat() throws {
+        #expect(RawAudioFormat(extension: "SLN16")?.sampleRate == 16_000)
+        #expect(RawAudioFormat(extension: ".sln44")?.sampleRate == 44_100)
+        #expect(RawAudioFormat(extension: "sln")?.sampleRate == 8000)
+        #expect(RawAudioFormat(extension: "wav") == nil && RawAudioFormat(extension: "raw") == nil)
+        #expect(RawAudioFormat.extensions.contains("gsm") && RawAudioFormat.extensions.contains("ul"))
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let wav = sampleMedia + "/speech/speech-16k.wav"
+        try run("sox", [wav, "-t", "raw", "-e", "signed", "-b", "16", "-L", dir + "/speech.raw"])
+        let raw = try Data(contentsOf: URL(fileURLWithPath: dir + "/speech.raw"))
+        let (r, samples) = try readThroughPipe(raw, name: "-", raw: RawAudioFormat(extension: "sln16"))
+        #expect(r.sampleRate == 16_000 && r.channels == 1)
+        #expect(samples == (try readAll(try AudioFileReader(path: wav))))
+        // Without the name, headerless bytes are not recognised; no bytes at all are empty.
+        #expect(mediaError { _ = try readThroughPipe(raw, name: "-") }.map { if case .unsupported = $0 { true } else { false } } == true)
+        #expect(mediaError { _ = try readThroughPipe(Data(), name: "-") } == .empty(path: "-"))
+    }
 }
