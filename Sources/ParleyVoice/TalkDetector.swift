@@ -45,17 +45,17 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// that led to the onset: just after the newest frame before it whose probability is below
     /// this (unless it is within ``onsetRiseBridge`` of a frame at or above ``onThreshold``) or
     /// whose SNR is below ``onsetRiseMinimumSNR`` (at most 630 ms back; never later than the
-    /// first speech frame of the onset). Default 0.02: the network rates the quiet opening of a
-    /// turn (a breath, a fricative, a soft consonant before the first vowel) 0.02-0.3, so the start
-    /// is not delayed to the vowel, and coded or lossy audio of the same speech, whose
-    /// probabilities differ on such a climb, gives the same start; frames without energy above
-    /// the noise floor end the rise whatever their probability (``onsetRiseMinimumSNR``).
+    /// first speech frame of the onset). Default 0: the rise is the run of frames with energy
+    /// above the noise floor (``onsetRiseMinimumSNR``) that led to the onset. The network rates
+    /// the quiet opening of a turn (a breath, a fricative, a soft consonant before the first
+    /// vowel) anywhere from 0.002 to 0.3, so its probability does not mark where the turn began;
+    /// the energy does, and coded or lossy audio of the same speech gives the same start.
     public var onsetRiseFloor: Float
     /// See ``onsetRiseFloor``, in dB (``VADEvidence/snrDb``). Default 3 dB: frames with no energy
     /// above the tracked noise floor are not part of a rise, whatever the probability says (the
     /// first frames of a stream, before the floor is known).
     public var onsetRiseMinimumSNR: Float
-    /// See ``onsetRiseFloor``, in seconds. Default 0.2 s: a frame under the rise floor but with
+    /// See ``onsetRiseFloor``, in seconds; it matters only with a rise floor over 0. Default 0.2 s: a frame under the rise floor but with
     /// energy above the noise floor this soon after a frame at or above ``onThreshold`` is still
     /// part of the rise. A word that opens with a plosive burst ("p", "t", "k") has a closure or
     /// aspiration of up to about 0.2 s before its vowel that a model rates 0.1-0.25; the start then
@@ -64,7 +64,7 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
 
     public init(onThreshold: Float = 0.5, offThreshold: Float = 0.35, onsetWindow: Int = 8,
                 onsetFrames: Int = 6, onsetMeanProbability: Float = 0.8, hangover: Double = 0.45,
-                minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4, onsetRiseFloor: Float = 0.02,
+                minimumTalkDuration: Double = 0.25, onsetMinimumSNR: Float = 4, onsetRiseFloor: Float = 0,
                 onsetRiseMinimumSNR: Float = 3, onsetRiseBridge: Double = 0.2, holdMinimumSNR: Float = 2) {
         self.onsetMinimumSNR = onsetMinimumSNR
         self.onsetRiseBridge = onsetRiseBridge

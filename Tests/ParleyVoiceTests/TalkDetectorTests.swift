@@ -48,19 +48,24 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
 }
 
 @Test func theStartReachesBackOverTheClosureAfterAPlosiveBurst() throws {
-    // A burst (30 ms rated speech), 150 ms of closure rated 0.15 with energy above the floor, then
-    // the vowel: the talk starts at the burst...
-    let plosive = talkEvents(repeated(".", 50) + "SSS" + repeated("c", 15) + repeated("S", 40) + repeated(".", 100))
-    try #require(plosive.first?.kind == .started)
-    #expect(abs(plosive[0].segmentTime - 0.50) < 1e-9)
-    // ...but not over a closure longer than the bridge (0.2 s): then it starts at the vowel.
-    let long = talkEvents(repeated(".", 50) + "SSS" + repeated("c", 25) + repeated("S", 40) + repeated(".", 100))
-    try #require(long.first?.kind == .started)
-    #expect(abs(long[0].segmentTime - 0.78) < 1e-9)
-    // A pause at the noise floor is never bridged.
+    // A burst (30 ms rated speech), a closure rated 0.15 with energy above the floor, then the
+    // vowel: the talk starts at the burst, however long the closure (the energy marks the rise)...
+    for closure in [15, 25] {
+        let plosive = talkEvents(repeated(".", 50) + "SSS" + repeated("c", closure) + repeated("S", 40) + repeated(".", 100))
+        try #require(plosive.first?.kind == .started)
+        #expect(abs(plosive[0].segmentTime - 0.50) < 1e-9, "closure of \(closure) frames")
+    }
+    // ...but a pause at the noise floor is never bridged.
     let pause = talkEvents(repeated(".", 50) + "SSS" + repeated(".", 10) + repeated("S", 40) + repeated(".", 100))
     try #require(pause.first?.kind == .started)
     #expect(abs(pause[0].segmentTime - 0.63) < 1e-9)
+    // With a rise floor over the closure's probability, only a closure within the bridge (0.2 s)
+    // is part of the rise; a longer one puts the start at the vowel.
+    let floor = TalkDetectorConfiguration(onsetRiseFloor: 0.2)
+    let short = talkEvents(repeated(".", 50) + "SSS" + repeated("c", 15) + repeated("S", 40) + repeated(".", 100), configuration: floor)
+    #expect(abs((short.first?.segmentTime ?? -1) - 0.50) < 1e-9)
+    let long = talkEvents(repeated(".", 50) + "SSS" + repeated("c", 25) + repeated("S", 40) + repeated(".", 100), configuration: floor)
+    #expect(abs((long.first?.segmentTime ?? -1) - 0.78) < 1e-9)
 }
 
 @Test func shortBurstsAndClicksDoNotStartTalking() {
