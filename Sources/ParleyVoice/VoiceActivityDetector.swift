@@ -17,8 +17,8 @@ public enum VADError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Settings of a ``VoiceActivityDetector``.
 public struct VADConfiguration: Sendable, Equatable {
     /// Probability at or above which a frame is speech (``VADDecision/isSpeech``).
-    /// Default 0.5: the model is trained with a balanced logistic loss, so 0.5 is its natural
-    /// operating point; raise it to flag fewer non-speech frames at some cost in recall.
+    /// Default 0.5: the network is trained with a logistic loss on soft targets, so 0.5 is its
+    /// natural operating point; raise it to flag fewer non-speech frames at some cost in recall.
     public var threshold: Float
 
     public init(threshold: Float = 0.5) {
@@ -79,10 +79,11 @@ public struct VADDecision: Sendable, Equatable {
 ///
 /// Inputs at 8, 16, 24, 32 or 48 kHz are converted to an internal 16 kHz stream with a
 /// band-limited polyphase filter (pure Swift). Each 10 ms hop is analysed over the last 32 ms
-/// (causal, no look-ahead; the resampling filter adds under 1.5 ms of delay) into spectral and
-/// temporal features (band SNRs against a minimum-statistics noise floor, harmonicity, flux,
-/// flatness, the 2-8 Hz envelope modulation, 0.1-1 s context), and a small trained MLP
-/// (`Tools/vad-training/`) maps them to a speech probability.
+/// (causal, no look-ahead; the resampling filter adds under 1.5 ms of delay) into 32 mel band
+/// levels, the same levels over their floors, and 31 spectral and temporal features (band SNRs
+/// against a minimum-statistics noise floor, harmonicity, flux, flatness, the 2-8 Hz envelope
+/// modulation, 0.1-1 s context); a trained causal network (two convolutions over the last three
+/// frames, a GRU; `Tools/vad-training/`) maps them to a speech probability.
 ///
 /// - Digital silence (a 10 ms hop under -90 dBov: a muted or not yet started stream, DTX, zero
 ///   padding) is never speech (probability 0) and leaves every tracker as it was, so a stream
@@ -92,7 +93,7 @@ public struct VADDecision: Sendable, Equatable {
 ///   can poison the state.
 /// - Deterministic: the same samples give the same decisions bit for bit, however they are split
 ///   into calls (no libm, no randomness).
-/// - No allocation per frame; about 64 KB of state per detector.
+/// - No allocation per frame; about 64 KB of state per detector, plus 4 KB for the network.
 /// - Threading: a value type; use one detector per stream from one thread at a time. Copies are
 ///   independent (copy-on-write).
 public struct VoiceActivityDetector: Sendable {
