@@ -183,19 +183,6 @@ func denseLayer8(_ wt: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ x: 
     }
 }
 
-/// ``fastTanh`` of `v[0..<n]` in place, eight at a time (the same operations, so the same
-/// results as the scalar function).
-@inline(__always)
-func tanhInPlace(_ v: UnsafeMutablePointer<Float>, _ n: Int) {
-    let raw = UnsafeMutableRawPointer(v)
-    var o = 0
-    while o < n * 4 {
-        let x = raw.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-        raw.storeBytes(of: fastTanh8(x), toByteOffset: o, as: SIMD8<Float>.self)
-        o += 32
-    }
-}
-
 /// One zero-filled allocation carved into consecutive blocks of `sizes` floats (a model's
 /// weights, copied once at start-up): the allocation to free, and each block's start.
 func allocateWeightBlocks(_ sizes: [Int]) -> (memory: UnsafeMutablePointer<Float>, blocks: [UnsafeMutablePointer<Float>]) {
