@@ -61,7 +61,7 @@ EOF
   ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$C/ottd/list.txt" -c:a pcm_s16le "$C/ottd/ottd_all.wav"
   rm -f "$C"/ottd/tmp_*.wav "$C"/ottd/p_*.wav "$C/ottd/list.txt"
 fi
-# Held-out corpus clips (validation sources of train.py) and no-speech label files.
+# Held-out corpus clips (validation sources of train_spectral.py) and no-speech label files.
 for f in "$CO"/music/mu09_*.wav "$CO"/music/mu11_*.wav "$CO"/music/mu12_*.wav "$CO"/noise/no03_*.wav; do
   ln -sf "$f" "$C/heldout/$(basename "$f")"
 done
