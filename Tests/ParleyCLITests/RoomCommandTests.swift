@@ -12,7 +12,7 @@ import Testing
     }
 
     /// The default and `--talking sender` (the senders' RFC 6464 V bits): every turn within 100 ms
-    /// of `parley detect --meeting` (issue 7's line). `--talking receiver`: the test below.
+    /// of `parley detect --meeting`. `--talking receiver`: the test below.
     @Test(arguments: [[], ["--talking", "sender"]])
     func talkingEventsAtFivePercentLossAndThirtyMsJitterMatchDetectMeeting(talking: [String]) throws {
         try #require(Self.files.count == 3, "SampleMedia/conversation must hold three participants")
