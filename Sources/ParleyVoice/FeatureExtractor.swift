@@ -109,6 +109,7 @@ final class FrontEndBuffers {
     let dct: UnsafeMutablePointer<Float>          // 4 x 10 cosine table of the cepstral shape
     let bandScratch: UnsafeMutablePointer<Float>  // 2 x 12: per band SNR ratio then level (dB after the logs)
     let bandEdges: UnsafeMutablePointer<Int>      // FrontEnd.bandEdges, without array access in the loop
+    let melBins: UnsafeMutablePointer<Int>        // 2 x MelBands.count: each band's first bin, then its bin count
 
     init() {
         let sizes = [512, 512, 257, 257, 257, 257, 257, 256, 10, 10, 10, 80, 10, 30, SpectralInput.stride,
@@ -129,6 +130,11 @@ final class FrontEndBuffers {
         dct = take(40); bandScratch = take(24)
         bandEdges = .allocate(capacity: FrontEnd.bandEdges.count)
         for (i, e) in FrontEnd.bandEdges.enumerated() { bandEdges[i] = e }
+        melBins = .allocate(capacity: 2 * MelBands.count)
+        for m in 0..<MelBands.count {
+            melBins[m] = MelBands.table.firstBin[m]
+            melBins[MelBands.count + m] = MelBands.table.binCount[m]
+        }
         fillTables()
     }
 
@@ -144,7 +150,7 @@ final class FrontEndBuffers {
         for i in 0..<MelBands.weightCount { melWeights[i] = MelBands.table.weights[i] }
     }
 
-    deinit { base.deallocate(); bandEdges.deallocate() }
+    deinit { base.deallocate(); bandEdges.deallocate(); melBins.deallocate() }
 
     func copy() -> FrontEndBuffers {
         let c = FrontEndBuffers()
@@ -190,11 +196,10 @@ struct FeatureExtractor {
     @inline(__always)
     private func melLevels(feeds: Bool, _ s: inout FrontEndState) {
         let b = buffers
-        let table = MelBands.table
         let level = b.inputs, over = b.inputs + MelBands.count
         var w = 0
         for band in 0..<MelBands.count {
-            let first = table.firstBin[band], n = table.binCount[band]
+            let first = b.melBins[band], n = b.melBins[MelBands.count + band]
             var acc: Float = 0
             for k in 0..<n { acc += b.power[first + k] * b.melWeights[w + k] }
             w += n
