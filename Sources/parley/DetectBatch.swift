@@ -467,10 +467,7 @@ final class DetectBatchProgress: @unchecked Sendable {
         let line: String
         if let total, total > 0 {
             let f = min(1, (Double(done) + inFlight.reduce(0, +)) / Double(total))
-            let width = 30
-            let filled = Int((f * Double(width)).rounded(.down))
-            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            line = "\r[\(bar)] \(Int(f * 100))%  \(done)/\(total) files  \(Int(now))s"
+            line = progressBarLine(fraction: f, done: done, total: total, seconds: now)
         } else {
             line = "\r\(done) files  \(Int(now))s"
         }

@@ -455,12 +455,16 @@ final class DetectProgress: @unchecked Sendable {
         lastDraw = now
         drawn = true
         let f = zip(weights, fractions).reduce(0) { $0 + $1.0 * $1.1 }
-        let width = 30
-        let filled = Int((f * Double(width)).rounded(.down))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let line = "\r[\(bar)] \(Int(f * 100))%  \(done)/\(weights.count) files  \(Int(now))s"
-        FileHandle.standardError.write(Data(line.utf8))
+        FileHandle.standardError.write(Data(progressBarLine(fraction: f, done: done, total: weights.count, seconds: now).utf8))
     }
+}
+
+/// One redraw of a progress bar: `[###---] 40%  2/5 files  3s`, from the line's start.
+func progressBarLine(fraction f: Double, done: Int, total: Int, seconds: Double) -> String {
+    let width = 30
+    let filled = Int((f * Double(width)).rounded(.down))
+    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+    return "\r[\(bar)] \(Int(f * 100))%  \(done)/\(total) files  \(Int(seconds))s"
 }
 
 /// The size of the file at `path` in bytes (1 when unknown), to weight progress.
