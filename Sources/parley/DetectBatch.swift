@@ -149,6 +149,40 @@ final class DetectListReader {
     }
 }
 
+/// One result of a batch run: a file on its own, or a meeting of `--meetings-from`.
+struct DetectJob: Sendable {
+    /// What names the result, splits shards and keys failed.tsv: the path, or the meeting's name.
+    var key: String
+    /// The recording's name in the output: the file's stem, or the meeting's name.
+    var recordingName: String
+    /// The files to analyse, one per participant.
+    var requests: [OfflineDetectionRequest]
+    var isMeeting: Bool
+
+    /// A file on its own, its participant named after its stem.
+    init(_ input: DetectInput, invocation: DetectInvocation) {
+        key = input.path
+        recordingName = fileStem(input.path)
+        requests = [OfflineDetectionRequest(
+            path: input.path, participant: fileStem(input.path), offset: input.offset,
+            channelMode: invocation.perChannel ? .perChannel : .mixDown,
+            fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
+            rawFormat: input.isStandardInput ? invocation.inputFormat : nil)]
+        isMeeting = false
+    }
+
+    /// A meeting: one request per participant, named as the manifest says.
+    init(_ meeting: DetectMeeting, invocation: DetectInvocation) {
+        key = meeting.name
+        recordingName = meeting.name
+        requests = meeting.participants.map {
+            OfflineDetectionRequest(path: $0.path, participant: $0.name, offset: $0.offset,
+                                    channelMode: invocation.perChannel ? .perChannel : .mixDown)
+        }
+        isMeeting = true
+    }
+}
+
 /// Hands out the inputs, FILE arguments first and then the list as it is read, to the jobs;
 /// keeps only those of the shard.
 final class DetectInputQueue: @unchecked Sendable {
@@ -197,6 +231,36 @@ final class DetectInputQueue: @unchecked Sendable {
     }
 }
 
+/// The jobs of an `--output-dir` run: the inputs' files one by one, or the meetings.
+final class DetectJobQueue: @unchecked Sendable {
+    private let inputs: DetectInputQueue?
+    private let lock = NSLock()
+    private var meetings: ArraySlice<DetectMeeting>
+    private let invocation: DetectInvocation
+
+    /// One job per input of `inputs`.
+    init(inputs: DetectInputQueue, invocation: DetectInvocation) {
+        self.inputs = inputs
+        meetings = []
+        self.invocation = invocation
+    }
+
+    /// One job per meeting (already cut to the shard).
+    init(meetings: [DetectMeeting], invocation: DetectInvocation) {
+        inputs = nil
+        self.meetings = meetings[...]
+        self.invocation = invocation
+    }
+
+    var listError: String? { inputs?.listError }
+
+    func next() -> DetectJob? {
+        if let inputs { return inputs.next().map { DetectJob($0, invocation: invocation) } }
+        lock.lock(); defer { lock.unlock() }
+        return meetings.popFirst().map { DetectJob($0, invocation: invocation) }
+    }
+}
+
 /// How many inputs of the shard `arguments` and the list at `listPath` hold, when the list
 /// can be read twice (a regular file); nil otherwise. For the progress bar only.
 func countDetectInputs(arguments: [DetectInput], listPath: String?, nullSeparated: Bool,
@@ -214,27 +278,32 @@ func countDetectInputs(arguments: [DetectInput], listPath: String?, nullSeparate
 
 // MARK: - The summary line
 
-/// Counts of a batch run, for the last line on stderr.
+/// Counts of a batch run, for the last line on stderr: of files, or of meetings with
+/// `--meetings-from`.
 struct DetectBatchCounts: Sendable {
     var ok = 0, partial = 0, failed = 0, skipped = 0
     /// Seconds of audio analysed (partial files count what was read).
     var audioSeconds = 0.0
+    /// What is counted: "file" or "meeting".
+    var noun = "file"
 
-    mutating func add(_ outcome: DetectFileOutcome) {
-        switch outcome {
-        case let .analysed(a):
-            if a.isComplete { ok += 1 } else { partial += 1 }
+    /// Counts one result from its files' outcomes: ok when every file was read whole, failed
+    /// when none could be analysed, else partial.
+    mutating func add(_ outcomes: [DetectFileOutcome]) {
+        var analysed = 0, complete = 0
+        for case let .analysed(a) in outcomes {
+            analysed += 1
+            if a.isComplete { complete += 1 }
             audioSeconds += a.duration
-        case .failed:
-            failed += 1
         }
+        if analysed == 0 { failed += 1 } else if complete == outcomes.count { ok += 1 } else { partial += 1 }
     }
 
     /// `parley detect: 15 files: 12 ok, 1 partial, 2 failed, 0 skipped; 0.017 h of audio in
     /// 4.2 s (14.6x real time)`.
     func line(wallSeconds: Double) -> String {
         let total = ok + partial + failed + skipped
-        var s = "parley detect: \(total) file\(total == 1 ? "" : "s"): \(ok) ok, \(partial) partial, "
+        var s = "parley detect: \(total) \(noun)\(total == 1 ? "" : "s"): \(ok) ok, \(partial) partial, "
             + "\(failed) failed, \(skipped) skipped; " + fixed(audioSeconds / 3600, 3) + " h of audio in "
             + fixed(wallSeconds, 1) + " s"
         if wallSeconds > 0 && audioSeconds > 0 {
@@ -418,29 +487,35 @@ final class DetectBatchProgress: @unchecked Sendable {
     private let total: Int?
     private var inFlight: [Double]
     private var done = 0
+    private var audio = 0.0
     private let enabled: Bool
     private var lastDraw = 0.0
     private let start = Date()
     private var drawn = false
+    private let noun: String
 
-    init(total: Int?, slots: Int, enabled: Bool) {
+    init(total: Int?, slots: Int, enabled: Bool, noun: String) {
         self.total = total
+        self.noun = noun
         inFlight = Array(repeating: 0, count: slots)
         self.enabled = enabled
     }
 
-    func update(slot: Int, read: Int64, expected: Int64?) {
-        guard enabled, let expected, expected > 0 else { return }
+    /// The job in `slot` is `fraction` (0...1) done.
+    func update(slot: Int, fraction: Double) {
+        guard enabled else { return }
         lock.lock(); defer { lock.unlock() }
-        inFlight[slot] = min(1, Double(read) / Double(expected))
+        inFlight[slot] = min(1, max(0, fraction))
         drawLocked()
     }
 
-    func finish(slot: Int) {
+    /// The job in `slot` is done; it held `audioSeconds` of audio.
+    func finish(slot: Int, audioSeconds: Double) {
         guard enabled else { return }
         lock.lock(); defer { lock.unlock() }
         inFlight[slot] = 0
         done += 1
+        audio += audioSeconds
         drawLocked()
     }
 
@@ -467,9 +542,9 @@ final class DetectBatchProgress: @unchecked Sendable {
         let line: String
         if let total, total > 0 {
             let f = min(1, (Double(done) + inFlight.reduce(0, +)) / Double(total))
-            line = progressBarLine(fraction: f, done: done, total: total, seconds: now)
+            line = progressBarLine(fraction: f, done: done, total: total, seconds: now, audioSeconds: audio, noun: noun)
         } else {
-            line = "\r\(done) files  \(Int(now))s"
+            line = progressBarLine(fraction: nil, done: done, total: nil, seconds: now, audioSeconds: audio, noun: noun)
         }
         FileHandle.standardError.write(Data(line.utf8))
     }
@@ -518,11 +593,12 @@ private final class DetectBatchRun: @unchecked Sendable {
         update(&counts)
     }
 
-    /// Analyses one input and writes its result; `slot` is the job's index (progress).
-    func process(_ input: DetectInput, slot: Int) {
-        defer { progress.finish(slot: slot) }
+    /// Analyses one job's files and writes its result; `slot` is the worker's index (progress).
+    func process(_ job: DetectJob, slot: Int) {
+        var audioSeconds = 0.0
+        defer { progress.finish(slot: slot, audioSeconds: audioSeconds) }
         let format = invocation.format
-        let final = directory + "/" + detectResultName(input.path, format: format)
+        let final = directory + "/" + detectResultName(job.key, format: format)
         if invocation.skipExisting {
             var st = stat()
             if stat(final, &st) == 0 && st.st_mode & S_IFMT == S_IFREG {
@@ -530,69 +606,88 @@ private final class DetectBatchRun: @unchecked Sendable {
                 return
             }
         }
-        let request = OfflineDetectionRequest(
-            path: input.path, participant: fileStem(input.path), offset: input.offset,
-            channelMode: invocation.perChannel ? .perChannel : .mixDown,
-            fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
-            rawFormat: input.isStandardInput ? invocation.inputFormat : nil)
-        let rows = format == .frames ? temporaryPath() : nil
-        defer { if let rows { unlink(rows); unlink(rows + ".meta") } }
-        var frames = rows.map { FramesWriter(path: $0) }
-        let outcome: DetectFileOutcome
-        do throws(OfflineDetectionError) {
-            let analysis = try OfflineDetector().analyze(
-                request,
-                onFrame: { track, index, probability in
-                    frames?.append(track: track, frameIndex: index, probability: probability)
-                },
-                onProgress: { read, expected in self.progress.update(slot: slot, read: read, expected: expected) })
-            frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : fileStem(request.path) },
-                           offset: request.offset)
-            outcome = .analysed(analysis)
-        } catch {
-            outcome = .failed(path: input.path, error: error)
-        }
-        let framesOpened = frames?.isOpen ?? true
-        frames?.close()
-
-        switch outcome {
-        case let .failed(path, error):
-            progress.message("parley detect: \(path): \(error.message)")
-            failed.fail(path, error.message)
-            count { $0.add(outcome) }
-        case let .analysed(a):
-            for issue in a.issues { progress.message("parley detect: \(input.path): \(issue)") }
-            let temp = temporaryPath()
-            do throws(DetectOutputError) {
-                if let rows {
-                    guard framesOpened else { throw DetectOutputError(message: "cannot write \(rows)") }
-                    do { try writeFrames(parts: [rows], to: temp) } catch {
-                        throw DetectOutputError(message: "\(error)")
-                    }
-                    try syncFile(temp)
-                } else {
-                    try writeSynced(detectResultText([DetectRecording(name: fileStem(input.path), files: [outcome])],
-                                                     format: format), to: temp)
-                }
-                // failed.tsv first, then the result (see DetectFailedList).
-                if a.isComplete {
-                    failed.succeed(input.path)
-                } else {
-                    failed.fail(input.path, "partial: " + a.issues.filter(\.isFailure).map(\.description).joined(separator: "; "),
-                                durable: true)
-                }
-                guard rename(temp, final) == 0 else {
-                    throw DetectOutputError(message: "cannot rename \(temp) to \(final): \(String(cString: strerror(errno)))")
-                }
+        let rows = format == .frames ? job.requests.map { _ in temporaryPath() } : []
+        defer { for r in rows { unlink(r); unlink(r + ".meta") } }
+        var outcomes: [DetectFileOutcome] = []
+        var framesOpened = true
+        let parts = Double(job.requests.count)
+        for (i, request) in job.requests.enumerated() {
+            var frames = rows.isEmpty ? nil : FramesWriter(path: rows[i])
+            do throws(OfflineDetectionError) {
+                let analysis = try OfflineDetector().analyze(
+                    request,
+                    onFrame: { track, index, probability in
+                        frames?.append(track: track, frameIndex: index, probability: probability)
+                    },
+                    onProgress: { read, expected in
+                        guard let expected, expected > 0 else { return }
+                        self.progress.update(slot: slot, fraction: (Double(i) + Double(read) / Double(expected)) / parts)
+                    })
+                frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : request.participant },
+                               offset: request.offset)
+                outcomes.append(.analysed(analysis))
             } catch {
-                unlink(temp)
-                progress.message("parley detect: \(input.path): cannot write its result: \(error.message)")
-                failed.fail(input.path, "cannot write its result: \(error.message)")
-                count { $0.failed += 1; $0.audioSeconds += a.duration }
-                return
+                outcomes.append(.failed(path: request.path, error: error))
             }
-            count { $0.add(outcome) }
+            framesOpened = framesOpened && (frames?.isOpen ?? true)
+            frames?.close()
         }
+
+        // What failed.tsv says: each file's error or failed issues, named by path in a meeting.
+        var problems: [String] = []
+        for outcome in outcomes {
+            let problem: String
+            switch outcome {
+            case let .failed(path, error):
+                progress.message("parley detect: \(job.isMeeting ? "meeting \(job.key): " : "")\(path): \(error.message)")
+                problem = error.message
+            case let .analysed(a):
+                for issue in a.issues {
+                    progress.message("parley detect: \(job.isMeeting ? "meeting \(job.key): " : "")\(a.request.path): \(issue)")
+                }
+                guard !a.isComplete else { continue }
+                problem = a.issues.filter(\.isFailure).map(\.description).joined(separator: "; ")
+            }
+            problems.append(job.isMeeting ? outcome.path + ": " + problem : problem)
+        }
+        audioSeconds = outcomes.reduce(0.0) { sum, o in
+            if case let .analysed(a) = o { sum + a.duration } else { sum }
+        }
+        guard outcomes.contains(where: { if case .analysed = $0 { true } else { false } }) else {
+            failed.fail(job.key, problems.joined(separator: "; "))
+            count { $0.add(outcomes) }
+            return
+        }
+
+        let temp = temporaryPath()
+        do throws(DetectOutputError) {
+            if !rows.isEmpty {
+                guard framesOpened else { throw DetectOutputError(message: "cannot write \(rows[0])") }
+                do { try writeFrames(parts: rows, to: temp) } catch {
+                    throw DetectOutputError(message: "\(error)")
+                }
+                try syncFile(temp)
+            } else {
+                try writeSynced(detectResultText([DetectRecording(name: job.recordingName, files: outcomes)], format: format),
+                                to: temp)
+            }
+            // failed.tsv first, then the result (see DetectFailedList).
+            if problems.isEmpty {
+                failed.succeed(job.key)
+            } else {
+                failed.fail(job.key, "partial: " + problems.joined(separator: "; "), durable: true)
+            }
+            guard rename(temp, final) == 0 else {
+                throw DetectOutputError(message: "cannot rename \(temp) to \(final): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            unlink(temp)
+            progress.message("parley detect: \(job.key): cannot write its result: \(error.message)")
+            failed.fail(job.key, "cannot write its result: \(error.message)")
+            count { $0.failed += 1; $0.audioSeconds += audioSeconds }
+            return
+        }
+        count { $0.add(outcomes) }
     }
 }
 
@@ -615,8 +710,9 @@ private func removeStaleTemporaryFiles(in directory: String, host: String) {
     }
 }
 
-/// `parley detect --output-dir DIR ...`.
-func runDetectBatch(_ inv: DetectInvocation, list: DetectListReader?) -> Int32 {
+/// `parley detect --output-dir DIR ...`: the inputs' files one by one, or `meetings` (of
+/// `--meetings-from`, already cut to the shard).
+func runDetectBatch(_ inv: DetectInvocation, list: DetectListReader?, meetings: [DetectMeeting]?) -> Int32 {
     let start = Date()
     let directory = inv.outputDirectory!
     do {
@@ -633,22 +729,33 @@ func runDetectBatch(_ inv: DetectInvocation, list: DetectListReader?) -> Int32 {
     let host = detectHostTag()
     removeStaleTemporaryFiles(in: directory, host: host)
 
-    let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
-    let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
     let showProgress = isatty(STDERR_FILENO) == 1
-    let total = showProgress
-        ? countDetectInputs(arguments: arguments, listPath: inv.filesFrom, nullSeparated: inv.nullSeparated, shard: inv.shard)
-        : nil
-    let progress = DetectBatchProgress(total: total, slots: inv.jobs, enabled: showProgress)
+    let queue: DetectJobQueue
+    let total: Int?
+    let workers: Int
+    if let meetings {
+        queue = DetectJobQueue(meetings: meetings, invocation: inv)
+        total = meetings.count
+        workers = max(1, min(inv.jobs, meetings.count))
+    } else {
+        let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
+        queue = DetectJobQueue(inputs: DetectInputQueue(arguments: arguments, list: list, shard: inv.shard), invocation: inv)
+        total = showProgress
+            ? countDetectInputs(arguments: arguments, listPath: inv.filesFrom, nullSeparated: inv.nullSeparated, shard: inv.shard)
+            : nil
+        workers = list == nil ? max(1, min(inv.jobs, arguments.count)) : inv.jobs
+    }
+    let noun = meetings == nil ? "file" : "meeting"
+    let progress = DetectBatchProgress(total: total, slots: workers, enabled: showProgress, noun: noun)
     let run = DetectBatchRun(invocation: inv, directory: directory, tempPrefix: ".parley-\(host)-\(getpid())-",
                              progress: progress)
+    run.count { $0.noun = noun }
 
-    let workers = list == nil ? max(1, min(inv.jobs, arguments.count)) : inv.jobs
     let group = DispatchGroup()
     for slot in 0..<workers {
         group.enter()
         Thread.detachNewThread {
-            while let input = queue.next() { run.process(input, slot: slot) }
+            while let job = queue.next() { run.process(job, slot: slot) }
             group.leave()
         }
     }

@@ -12,6 +12,8 @@ Usage: parley detect [--format summary|json|csv|rttm|audacity|frames] [--output 
        parley detect [--format F] [--per-channel] [--jobs N] [--files-from LIST [--null]]
                      [--output-dir DIR [--skip-existing]] [--shard K/N]
                      [--input-format EXT] [FILE...]
+       parley detect [--format F] [--per-channel] [--jobs N] --meetings-from MANIFEST.csv
+                     [--output-dir DIR [--skip-existing]] [--shard K/N] [--timeline P]
 
 Find who talked when in recorded audio. Any file libsndfile reads (WAV, FLAC, Ogg
 Vorbis/Opus, MP3, AIFF, ...), at any rate and channel count; resampled (band-limited) for
@@ -52,6 +54,20 @@ Batch (many recordings, each on its own):
                      literally (no @SECONDS; empty lines skipped); read as the run goes with
                      --output-dir, else held (paths only: the outputs need every file)
   --null             the names in LIST end with a NUL byte instead (find -print0)
+  --meetings-from MANIFEST.csv
+                     many meetings, each analysed as --meeting does, from a CSV manifest
+                     ("-": standard input) whose header names the columns
+                     meeting,participant,path,offset_s (any order; others ignored). A row
+                     is one participant's file; a meeting's rows need not be adjacent.
+                     Empty participant: the file's stem; empty offset_s: 0. Fields may be
+                     quoted ("a, b"; a quote inside written twice: "the ""A"" team");
+                     a UTF-8 byte-order mark and CRLF line ends are accepted. With
+                     --output-dir, one result per meeting, named from the meeting's name
+                     as below, and failed.tsv lists meetings: meeting<TAB>path: error; ...
+                     ("partial: " first when the meeting still got a result); --shard and
+                     --skip-existing go by meeting.
+                     A bad manifest (no such header, a row too short, a negative or
+                     non-numeric offset, a participant twice in a meeting) is a usage error.
   --output-dir DIR   one result per recording in DIR (created if missing) instead of
                      standard output: what `parley detect --format F FILE` prints for that
                      file alone, written under a temporary name (.parley-*.part, which a
@@ -74,8 +90,10 @@ Batch (many recordings, each on its own):
   .rttm, .labels.txt (audacity: all tracks one after another) or .frames.csv; e.g.
   calls/a.wav -> calls%2Fa.wav~27963a5ca339d716.csv. Distinct paths get distinct names (of
   names cut to 160 bytes, the hash tells them apart).
-  With --files-from, --output-dir or --shard, a last line on stderr sums up the run: files
-  ok, partial, failed and skipped, hours of audio, wall time and speed (x real time).
+  With --files-from, --meetings-from, --output-dir or --shard, a last line on stderr sums up
+  the run: files (or meetings) ok, partial, failed and skipped, hours of audio, wall time and
+  speed (x real time). On a terminal a progress line shows files done of all, hours of audio
+  done, speed (hours of audio per hour) and the time left.
 
 Standard input:
   -              a FILE named "-" is read from standard input, its format recognised from
@@ -138,6 +156,8 @@ struct DetectInvocation: Sendable {
     var inputs: [(path: String, offset: Double)] = []
     /// `--files-from`: the list's path, `-` for standard input.
     var filesFrom: String?
+    /// `--meetings-from`: the meetings manifest's path, `-` for standard input.
+    var meetingsFrom: String?
     /// `--null`: names in the list end with NUL.
     var nullSeparated = false
     /// `--output-dir`: one result per recording there.
@@ -147,12 +167,13 @@ struct DetectInvocation: Sendable {
     /// `--input-format`: the headerless encoding of standard input.
     var inputFormat: RawAudioFormat?
 
-    /// Batch mode (`--files-from`, `--output-dir` or `--shard`): a summary line ends stderr.
-    var isBatch: Bool { filesFrom != nil || outputDirectory != nil || shard != nil }
+    /// Batch mode (`--files-from`, `--meetings-from`, `--output-dir` or `--shard`): a summary
+    /// line ends stderr.
+    var isBatch: Bool { filesFrom != nil || meetingsFrom != nil || outputDirectory != nil || shard != nil }
 
     init(_ args: [String], standardInputIsTerminal: Bool = isatty(STDIN_FILENO) == 1) throws(ArgumentScanner.UsageError) {
         let scan = try ArgumentScanner(args, valued: ["format", "output", "name", "timeline", "jobs", "files-from",
-                                                      "output-dir", "shard", "input-format"],
+                                                      "meetings-from", "output-dir", "shard", "input-format"],
                                        flagNames: ["meeting", "per-channel", "null", "skip-existing"])
         if let f = scan.value("format") {
             guard let parsed = DetectFormat(rawValue: f) else {
@@ -174,11 +195,22 @@ struct DetectInvocation: Sendable {
         filesFrom = scan.value("files-from")
         if filesFrom?.isEmpty == true { throw .init(description: "--files-from needs a file name (or - for standard input)") }
         nullSeparated = scan.flag("null")
+        meetingsFrom = scan.value("meetings-from")
+        if let m = meetingsFrom {
+            guard !m.isEmpty else { throw .init(description: "--meetings-from needs a file name (or - for standard input)") }
+            if meeting { throw .init(description: "--meetings-from lists its meetings; --meeting does not apply with it") }
+            if filesFrom != nil || !scan.positionals.isEmpty {
+                throw .init(description: "--meetings-from takes every file from its manifest: give no FILE and no --files-from")
+            }
+        }
         if nullSeparated && filesFrom == nil { throw .init(description: "--null only applies with --files-from") }
         outputDirectory = scan.value("output-dir")
         if let dir = outputDirectory {
             guard !dir.isEmpty else { throw .init(description: "--output-dir needs a directory name") }
-            if meeting { throw .init(description: "--output-dir writes one result per file; it does not apply with --meeting") }
+            if meeting {
+                throw .init(description: "--output-dir writes one result per file or per meeting of --meetings-from; "
+                            + "it does not apply with --meeting")
+            }
             if output != nil { throw .init(description: "--output and --output-dir exclude each other") }
             if timeline != nil { throw .init(description: "--timeline does not apply with --output-dir") }
         }
@@ -192,7 +224,9 @@ struct DetectInvocation: Sendable {
             shard = parsed
         }
 
-        guard !scan.positionals.isEmpty || filesFrom != nil else { throw .init(description: "no input FILE given") }
+        guard !scan.positionals.isEmpty || filesFrom != nil || meetingsFrom != nil else {
+            throw .init(description: "no input FILE given")
+        }
         for p in scan.positionals {
             inputs.append(p == "-" ? ("-", 0) : Self.splitOffset(p))
         }
@@ -250,41 +284,50 @@ func runDetect(_ args: [String]) -> Int32 {
     let start = Date()
     let inv: DetectInvocation
     var list: DetectListReader?
+    var meetings: [DetectMeeting]?
     do throws(ArgumentScanner.UsageError) {
         inv = try DetectInvocation(args)
-        if let path = inv.filesFrom {
-            do throws(DetectOutputError) {
+        do throws(DetectOutputError) {
+            if let path = inv.filesFrom {
                 list = try DetectListReader(path: path, nullSeparated: inv.nullSeparated)
-            } catch {
-                throw ArgumentScanner.UsageError(description: error.message)
             }
+            if let path = inv.meetingsFrom {
+                meetings = try readMeetingsManifest(path: path).filter { inv.shard?.contains($0.name) ?? true }
+            }
+        } catch {
+            throw ArgumentScanner.UsageError(description: error.message)
         }
     } catch {
         printError("parley detect: \(error.description)\nRun 'parley detect --help' for usage.")
         return ExitStatus.usage
     }
-    if inv.outputDirectory != nil { return runDetectBatch(inv, list: list) }
+    if inv.outputDirectory != nil { return runDetectBatch(inv, list: list, meetings: meetings) }
 
     // Every output below needs every file: the list is read whole (paths only).
-    let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
-    let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
-    let inputs = queue.all()
-    if let e = queue.listError {
-        printError("parley detect: \(e)")
-        return ExitStatus.failure
-    }
-
-    let names = uniqueParticipantNames(inputs.map(\.path))
-    let requests = zip(inputs, names).map { input, name in
-        OfflineDetectionRequest(path: input.path, participant: name,
-                                offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown,
-                                fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
-                                rawFormat: input.isStandardInput ? inv.inputFormat : nil)
+    let requests: [OfflineDetectionRequest]
+    if let meetings {
+        requests = meetings.flatMap { DetectJob($0, invocation: inv).requests }
+    } else {
+        let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
+        let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
+        let inputs = queue.all()
+        if let e = queue.listError {
+            printError("parley detect: \(e)")
+            return ExitStatus.failure
+        }
+        let names = uniqueParticipantNames(inputs.map(\.path))
+        requests = zip(inputs, names).map { input, name in
+            OfflineDetectionRequest(path: input.path, participant: name,
+                                    offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown,
+                                    fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
+                                    rawFormat: input.isStandardInput ? inv.inputFormat : nil)
+        }
     }
 
     let framesDirectory: String? = inv.format == .frames ? makeTemporaryDirectory() : nil
     defer { if let d = framesDirectory { try? FileManager.default.removeItem(atPath: d) } }
 
+    let namesParticipants = meetings != nil
     let progress = DetectProgress(weights: requests.map { fileWeight($0.path) },
                                   enabled: isatty(STDERR_FILENO) == 1)
     let outcomes = runJobs(count: requests.count, jobs: inv.jobs) { i -> DetectFileOutcome in
@@ -302,12 +345,14 @@ func runDetect(_ args: [String]) -> Int32 {
                     frames?.append(track: track, frameIndex: index, probability: probability)
                 },
                 onProgress: { read, expected in progress.update(file: i, read: read, expected: expected) })
-            frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : fileStem(request.path) },
+            // A meeting of a manifest names its participants; files are named by their stems.
+            let name = namesParticipants ? request.participant : fileStem(request.path)
+            frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : name },
                            offset: request.offset)
-            progress.finish(file: i)
+            progress.finish(file: i, audioSeconds: analysis.duration)
             return .analysed(analysis)
         } catch {
-            progress.finish(file: i)
+            progress.finish(file: i, audioSeconds: 0)
             return .failed(path: request.path, error: error)
         }
     }
@@ -325,9 +370,23 @@ func runDetect(_ args: [String]) -> Int32 {
         }
     }
 
-    let recordings: [DetectRecording] = inv.meeting
-        ? [DetectRecording(name: inv.meetingName, files: outcomes)]
-        : outcomes.map { DetectRecording(name: fileStem($0.path), files: [$0]) }
+    let recordings: [DetectRecording]
+    var counts = DetectBatchCounts()
+    if let meetings {
+        var rest = outcomes[...]
+        recordings = meetings.map { m in
+            let files = Array(rest.prefix(m.participants.count))
+            rest = rest.dropFirst(m.participants.count)
+            counts.add(files)
+            return DetectRecording(name: m.name, files: files)
+        }
+        counts.noun = "meeting"
+    } else {
+        recordings = inv.meeting
+            ? [DetectRecording(name: inv.meetingName, files: outcomes)]
+            : outcomes.map { DetectRecording(name: fileStem($0.path), files: [$0]) }
+        for o in outcomes { counts.add([o]) }
+    }
 
     do {
         switch inv.format {
@@ -352,11 +411,7 @@ func runDetect(_ args: [String]) -> Int32 {
         printError("parley detect: \(error)")
         return ExitStatus.failure
     }
-    if inv.isBatch {
-        var counts = DetectBatchCounts()
-        for o in outcomes { counts.add(o) }
-        printError(counts.line(wallSeconds: Date().timeIntervalSince(start)))
-    }
+    if inv.isBatch { printError(counts.line(wallSeconds: Date().timeIntervalSince(start))) }
     return status
 }
 
@@ -416,6 +471,7 @@ final class DetectProgress: @unchecked Sendable {
     private let weights: [Double]
     private var fractions: [Double]
     private var done = 0
+    private var audio = 0.0
     private let enabled: Bool
     private var lastDraw = 0.0
     private let start = Date()
@@ -435,11 +491,13 @@ final class DetectProgress: @unchecked Sendable {
         drawLocked(force: false)
     }
 
-    func finish(file: Int) {
+    /// File `file` is done; it held `audioSeconds` of audio.
+    func finish(file: Int, audioSeconds: Double) {
         guard enabled else { return }
         lock.lock(); defer { lock.unlock() }
         fractions[file] = 1
         done += 1
+        audio += audioSeconds
         drawLocked(force: false)
     }
 
@@ -455,16 +513,39 @@ final class DetectProgress: @unchecked Sendable {
         lastDraw = now
         drawn = true
         let f = zip(weights, fractions).reduce(0) { $0 + $1.0 * $1.1 }
-        FileHandle.standardError.write(Data(progressBarLine(fraction: f, done: done, total: weights.count, seconds: now).utf8))
+        FileHandle.standardError.write(Data(progressBarLine(fraction: f, done: done, total: weights.count, seconds: now,
+                                                            audioSeconds: audio).utf8))
     }
 }
 
-/// One redraw of a progress bar: `[###---] 40%  2/5 files  3s`, from the line's start.
-func progressBarLine(fraction f: Double, done: Int, total: Int, seconds: Double) -> String {
-    let width = 30
-    let filled = Int((f * Double(width)).rounded(.down))
-    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-    return "\r[\(bar)] \(Int(f * 100))%  \(done)/\(total) files  \(Int(seconds))s"
+/// One redraw of a progress bar, from the line's start: `[###---] 40%  2/5 files  0.52 h
+/// of audio  870x  0:03 ETA 0:05` (speed: hours of audio of the finished files per hour; the
+/// ETA from the fraction done). Without a fraction and total (a list still being read):
+/// `12 files  0.52 h of audio  870x  0:03`.
+func progressBarLine(fraction: Double?, done: Int, total: Int?, seconds: Double, audioSeconds: Double,
+                     noun: String = "file") -> String {
+    var line = "\r"
+    if let f = fraction, let total {
+        let width = 30
+        let filled = Int((f * Double(width)).rounded(.down))
+        line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+            + "\(Int(f * 100))%  \(done)/\(total) \(noun)s"
+    } else {
+        line += "\(done) \(noun)\(done == 1 ? "" : "s")"
+    }
+    line += "  " + fixed(audioSeconds / 3600, 2) + " h of audio"
+    if seconds >= 1 && audioSeconds > 0 { line += "  " + fixed(audioSeconds / seconds, 0) + "x" }
+    line += "  " + clockText(seconds)
+    if let f = fraction, f >= 0.01, seconds >= 1 { line += " ETA " + clockText(seconds * (1 - f) / f) }
+    return line
+}
+
+/// `m:ss`, or `h:mm:ss` from an hour.
+func clockText(_ seconds: Double) -> String {
+    let t = Int(seconds.rounded())
+    let (h, m, s) = (t / 3600, t / 60 % 60, t % 60)
+    let two = { (v: Int) in v < 10 ? "0\(v)" : "\(v)" }
+    return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(m):\(two(s))"
 }
 
 /// The size of the file at `path` in bytes (1 when unknown), to weight progress.

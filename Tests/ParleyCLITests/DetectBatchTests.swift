@@ -31,21 +31,6 @@ private struct BatchFixture {
     }
 }
 
-private func sox(_ args: [String]) throws {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-    p.arguments = ["-D", "-R"] + args
-    let err = Pipe()
-    p.standardError = err
-    try p.run()
-    let message = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    if p.terminationStatus != 0 {
-        Issue.record("sox \(args.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
-        throw CocoaError(.fileWriteUnknown)
-    }
-}
-
 private func makeBatchFixture() throws -> BatchFixture {
     let dir = try detectTemporaryDirectory()
     let calls = dir.appendingPathComponent("calls")
@@ -72,7 +57,7 @@ private func makeBatchFixture() throws -> BatchFixture {
     var good: [String] = []
     for (input, name, options, effects) in recipes {
         let out = dir.appendingPathComponent(name).path
-        try sox([input] + options + [out] + effects)
+        try detectSox([input] + options + [out] + effects)
         good.append(out)
     }
     let whole = try Data(contentsOf: URL(fileURLWithPath: good[0]))
@@ -83,29 +68,6 @@ private func makeBatchFixture() throws -> BatchFixture {
     let text = dir.appendingPathComponent("notes.wav")
     try Data("minutes of the meeting, not audio\n".utf8).write(to: text)
     return BatchFixture(dir: dir, good: good, truncated: truncated.path, empty: empty.path, text: text.path)
-}
-
-/// The result name the help documents: the path with %, / and control bytes %-encoded and a
-/// leading dot as %2E, `~`, the FNV-1a 64-bit hash in 16 hex digits, `.` extension.
-private func documentedResultName(_ path: String, ext: String) -> String {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    var encoded = ""
-    for b in path.utf8 {
-        h = (h ^ UInt64(b)) &* 0x100_0000_01b3
-        if b == 0x2F || b == 0x25 || b < 0x20 || b == 0x7F {
-            encoded += "%" + String(format: "%02X", b)
-        } else {
-            encoded += String(decoding: [b], as: UTF8.self)
-        }
-    }
-    if encoded.hasPrefix(".") { encoded = "%2E" + encoded.dropFirst() }
-    return encoded + "~" + String(format: "%016llx", h) + "." + ext
-}
-
-private func fnvShard(_ path: String, of n: UInt64) -> Int {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for b in path.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-    return Int(h % n) + 1
 }
 
 /// The names in `dir` (results, failed.tsv and any temporary files).
@@ -187,7 +149,7 @@ func outputDirHoldsEachFilesOwnResultAndFailedTSVTheBadOnes() throws {
     #expect(summary.contains(" h of audio in ") && summary.hasSuffix("x real time)"), "\(summary)")
 
     // Exactly one result per file that could be read, named as documented, and failed.tsv.
-    let names = fx.withResults.map { documentedResultName($0, ext: "csv") }
+    let names = fx.withResults.map { detectDocumentedResultName($0, ext: "csv") }
     #expect(try entries(out) == Set(names + ["failed.tsv"]))
     for (path, name) in zip(fx.withResults, names) {
         let single = try runDetectCLI(["detect", "--format", "csv", path])
@@ -209,7 +171,7 @@ func everyFormatsResultIsWhatASingleFileRunPrints(format: String) throws {
     // A stereo file split per channel (two tracks) and a truncated one.
     let speech = detectSampleMedia.path + "/speech/speech-16k.wav"
     let stereo = dir.appendingPathComponent("two voices.flac").path
-    try sox(["-M", speech, speech, stereo, "trim", "0", "3"])
+    try detectSox(["-M", speech, speech, stereo, "trim", "0", "3"])
     let whole = try Data(contentsOf: URL(fileURLWithPath: speech))
     let truncated = dir.appendingPathComponent("cut.wav").path
     try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: truncated))
@@ -219,7 +181,7 @@ func everyFormatsResultIsWhatASingleFileRunPrints(format: String) throws {
     #expect(r.status == 1, "\(r.stderr)")
     for path in files {
         let single = try runDetectCLI(["detect", "--per-channel", "--format", format, path])
-        let result = try String(contentsOf: out.appendingPathComponent(documentedResultName(path, ext: ext)), encoding: .utf8)
+        let result = try String(contentsOf: out.appendingPathComponent(detectDocumentedResultName(path, ext: ext)), encoding: .utf8)
         #expect(!result.isEmpty && result == single.stdout, "\(format) \(path)")
     }
     #expect(try entries(out).count == files.count + 1)
@@ -305,11 +267,11 @@ func shardsOneTwoAndThreeOfThreeCoverTheListExactlyOnce() throws {
         for path in fx.bad where r.stderr.contains(path + ":") { shardOf[path] = k }
     }
     #expect(counted == fx.all.count)
-    #expect(Set(seen.keys) == Set(fx.withResults.map { documentedResultName($0, ext: "rttm") }))
+    #expect(Set(seen.keys) == Set(fx.withResults.map { detectDocumentedResultName($0, ext: "rttm") }))
     #expect(Set(try failedList(out).keys) == Set(fx.bad))
     // The documented split: FNV-1a 64 of the path modulo N.
-    for path in fx.withResults { #expect(shardOf[documentedResultName(path, ext: "rttm")] == fnvShard(path, of: 3), "\(path)") }
-    for path in [fx.empty, fx.text] { #expect(shardOf[path] == fnvShard(path, of: 3), "\(path)") }
+    for path in fx.withResults { #expect(shardOf[detectDocumentedResultName(path, ext: "rttm")] == detectFNVShard(path, of: 3), "\(path)") }
+    for path in [fx.empty, fx.text] { #expect(shardOf[path] == detectFNVShard(path, of: 3), "\(path)") }
 }
 
 @Test(.enabled(if: detectHasSampleMedia))
@@ -323,7 +285,7 @@ func standardInputCarriesTheListOrTheAudio() throws {
                              standardInput: .bytes(Data(some.map { $0 + "\0" }.joined().utf8)))
     #expect(r.status == 1 && summaryLine(r).hasPrefix("parley detect: 3 files: 2 ok, 0 partial, 1 failed"), "\(r.stderr)")
     for path in some.prefix(2) {
-        let result = try String(contentsOf: out.appendingPathComponent(documentedResultName(path, ext: "csv")), encoding: .utf8)
+        let result = try String(contentsOf: out.appendingPathComponent(detectDocumentedResultName(path, ext: "csv")), encoding: .utf8)
         #expect(result == (try runDetectCLI(["detect", "--format", "csv", path])).stdout)
     }
     #expect(Set(try failedList(out).keys) == [fx.empty])
@@ -334,7 +296,7 @@ func standardInputCarriesTheListOrTheAudio() throws {
         r.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",").dropFirst(2).joined(separator: ",") }
     }
     let raw = fx.dir.appendingPathComponent("speech.raw").path
-    try sox([fx.good[0], "-t", "raw", "-e", "signed", "-b", "16", "-L", raw])
+    try detectSox([fx.good[0], "-t", "raw", "-e", "signed", "-b", "16", "-L", raw])
     let cases: [(file: String, input: DetectStandardInput, extra: [String])] = [
         (fx.good[2], .bytes(try Data(contentsOf: URL(fileURLWithPath: fx.good[2]))), []),
         (fx.good[4], .file(URL(fileURLWithPath: fx.good[4])), []),
@@ -352,6 +314,6 @@ func standardInputCarriesTheListOrTheAudio() throws {
     let b = try runDetectCLI(["detect", "--format", "csv", "--output-dir", piped.path, "-"],
                              standardInput: .bytes(try Data(contentsOf: URL(fileURLWithPath: fx.good[2]))))
     #expect(b.status == 0, "\(b.stderr)")
-    let result = try String(contentsOf: piped.appendingPathComponent(documentedResultName("-", ext: "csv")), encoding: .utf8)
+    let result = try String(contentsOf: piped.appendingPathComponent(detectDocumentedResultName("-", ext: "csv")), encoding: .utf8)
     #expect(result == (try runDetectCLI(["detect", "--format", "csv", "-"], standardInput: .file(URL(fileURLWithPath: fx.good[2])))).stdout)
 }

@@ -171,3 +171,46 @@ func detectParseSegmentsCSV(_ text: String) -> [(file: String, participant: Stri
     }
     return out
 }
+
+/// Runs `sox -D -R ARGS` (no dither, repeatable: the same bytes on every run); records an
+/// issue and throws when it fails.
+func detectSox(_ args: [String]) throws {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+    p.arguments = ["-D", "-R"] + args
+    let err = Pipe()
+    p.standardError = err
+    try p.run()
+    let message = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    if p.terminationStatus != 0 {
+        Issue.record("sox \(args.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
+        throw CocoaError(.fileWriteUnknown)
+    }
+}
+
+
+/// The name of a result in `--output-dir` as the help documents it: the path with %, / and
+/// control bytes %-encoded and a leading dot as %2E, `~`, the FNV-1a 64-bit hash in 16 hex
+/// digits, `.` extension.
+func detectDocumentedResultName(_ path: String, ext: String) -> String {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    var encoded = ""
+    for b in path.utf8 {
+        h = (h ^ UInt64(b)) &* 0x100_0000_01b3
+        if b == 0x2F || b == 0x25 || b < 0x20 || b == 0x7F {
+            encoded += "%" + String(format: "%02X", b)
+        } else {
+            encoded += String(decoding: [b], as: UTF8.self)
+        }
+    }
+    if encoded.hasPrefix(".") { encoded = "%2E" + encoded.dropFirst() }
+    return encoded + "~" + String(format: "%016llx", h) + "." + ext
+}
+
+/// The shard (1...n) `--shard K/n` puts `path` in: its FNV-1a 64-bit hash modulo n, plus 1.
+func detectFNVShard(_ path: String, of n: UInt64) -> Int {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in path.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return Int(h % n) + 1
+}
