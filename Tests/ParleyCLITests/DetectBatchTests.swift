@@ -5,12 +5,12 @@ import Testing
 // and standard input. Each test makes its recordings from SampleMedia with sox (dither off,
 // repeatable mode: the same bytes on every run) in a temporary directory it removes.
 
-/// Twelve recordings made from SampleMedia (8-48 kHz, mono and stereo, FLAC and WAV, speed,
-/// tempo and pitch changed, trimmed) and three bad files: one truncated (a partial result),
-/// one empty, one text.
+/// Thirty-seven recordings made from SampleMedia (8-48 kHz, mono and stereo, FLAC and WAV,
+/// speed, tempo and pitch changed, trimmed, concatenated) and three bad files: one truncated
+/// (a partial result), one empty, one text.
 private struct BatchFixture {
     let dir: URL
-    /// The twelve good recordings, absolute paths.
+    /// The thirty-seven good recordings, absolute paths.
     let good: [String]
     let truncated: String
     let empty: String
@@ -58,6 +58,30 @@ private func makeBatchFixture() throws -> BatchFixture {
     for (input, name, options, effects) in recipes {
         let out = dir.appendingPathComponent(name).path
         try detectSox([input] + options + [out] + effects)
+        good.append(out)
+    }
+    // Twenty-five more of 1.2 s, cut where someone talks: every rate, mono and stereo, FLAC
+    // and WAV, effects, and every fifth across the join of two files (sox concatenates its
+    // inputs).
+    let sources: [(String, [Double])] = [
+        (speech, [0.3, 1.5, 2.7, 3.6]), (speech48, [0.2, 1.2, 2.2]),
+        (conversation + "/armelle.wav", [4.1, 12.7, 13.6]), (conversation + "/carlo.wav", [5.6, 6.1]),
+        (conversation + "/reader.wav", [0.6, 1.7, 8.8, 10.2]), (media + "/conversation-mix.wav", [0.6, 4.1, 8.8, 12.7]),
+    ]
+    let rates = [8000, 11025, 16000, 22050, 32000, 44100, 48000]
+    let effects: [[String]] = [[], ["speed", "1.1"], ["pitch", "200"], ["tempo", "0.9"], ["gain", "-6"]]
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("extra"), withIntermediateDirectories: true)
+    for i in 0..<25 {
+        let joined = i % 5 == 4
+        let (source, starts) = sources[i % sources.count]
+        // speech-16k.wav is 6.05 s long: a cut from 4.9 s runs into armelle.wav.
+        let inputs = joined ? [speech, conversation + "/armelle.wav"] : [source]
+        let start = joined ? 4.9 + 0.05 * Double(i / 5) : starts[i / sources.count % starts.count]
+        let rate = rates[i % rates.count], channels = i % 3 == 2 ? 2 : 1
+        let name = "extra/\(i)-\(rate)-\(channels)ch\(joined ? "-joined" : "").\(i % 2 == 0 ? "flac" : "wav")"
+        let out = dir.appendingPathComponent(name).path
+        try detectSox(inputs + ["-r", "\(rate)", "-c", "\(channels)", out, "trim", String(format: "%.2f", start), "1.2"]
+                      + effects[i % effects.count])
         good.append(out)
     }
     let whole = try Data(contentsOf: URL(fileURLWithPath: good[0]))
@@ -145,7 +169,7 @@ func outputDirHoldsEachFilesOwnResultAndFailedTSVTheBadOnes() throws {
     #expect(r.status == 1, "\(r.stderr)")
     #expect(r.stdout.isEmpty)
     let summary = summaryLine(r)
-    #expect(summary.hasPrefix("parley detect: 15 files: 12 ok, 1 partial, 2 failed, 0 skipped; "), "\(summary)")
+    #expect(summary.hasPrefix("parley detect: 40 files: 37 ok, 1 partial, 2 failed, 0 skipped; "), "\(summary)")
     #expect(summary.contains(" h of audio in ") && summary.hasSuffix("x real time)"), "\(summary)")
 
     // Exactly one result per file that could be read, named as documented, and failed.tsv.
@@ -204,7 +228,7 @@ func aRunKilledHalfwayResumesWithSkipExistingAndRedoesNoFinishedFile() throws {
     p.standardOutput = FileHandle.nullDevice
     p.standardError = FileHandle.nullDevice
     try p.run()
-    // Kill it once a few results are there, long before the thirteenth.
+    // Kill it once a few results are there, long before the last.
     let deadline = Date().addingTimeInterval(60)
     while p.isRunning && Date() < deadline {
         if let names = try? entries(out), names.filter({ $0.contains("~") }).count >= 3 { break }
