@@ -47,7 +47,7 @@ private func makeOpusPackets() -> (bytes: [UInt8], size: Int) {
 func rtpBenchmarks() -> [Benchmark] {
     let (packets, size) = makeOpusPackets()
     let copyTarget = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
-    let out = UnsafeMutableRawBufferPointer.allocate(byteCount: 1500, alignment: 8)
+    let out = UnsafeMutableRawBufferPointer.allocate(byteCount: RTPLimits.maximumDatagramSize, alignment: 8)
     return [
         Benchmark(name: "rtp/copy-packet", unit: .nsPerPacket, iterations: rtpIterations) {
             var sum: UInt64 = 0

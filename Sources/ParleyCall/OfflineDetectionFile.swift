@@ -76,6 +76,3 @@ struct AudioFileSource: OfflineAudioSource {
         }
     }
 }
-
-/// The former name of ``AudioFileSource`` (RoomMedia.swift loads participants through it).
-typealias SndFileSource = AudioFileSource

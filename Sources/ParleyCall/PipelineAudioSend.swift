@@ -104,7 +104,7 @@ public struct AudioSendPipeline: ~Copyable {
         header = RTPHeader(payloadType: configuration.payloadType, sequenceNumber: configuration.firstSequence,
                            timestamp: configuration.firstTimestamp, ssrc: configuration.ssrc,
                            extensions: [RTPHeaderExtension(id: configuration.audioLevelExtensionID, bytes: [0])])
-        packet = [UInt8](repeating: 0, count: 1500)
+        packet = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)
         payload = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
         floats = [Float](repeating: 0, count: configuration.packetSamples)
         silence = [Int16](repeating: 0, count: configuration.packetSamples)

@@ -1,6 +1,7 @@
 // Transports: where RTP/RTCP datagrams go between a sender and a receiver.
 
 import ParleyJitter
+import ParleyRTP
 
 /// Carries datagrams from one sender to one receiver.
 ///
@@ -80,7 +81,7 @@ public struct SimulatedLink: PacketTransport {
     private var order: Int64 = 0
 
     /// Creates a link. `scenario.packetMs` should be the sender's packet interval (20 ms audio).
-    public init(scenario: NetworkScenario, seed: UInt64, capacity: Int = 512, maximumDatagram: Int = 1500,
+    public init(scenario: NetworkScenario, seed: UInt64, capacity: Int = 512, maximumDatagram: Int = RTPLimits.maximumDatagramSize,
                 chunkPackets: Int = 500) {
         precondition(capacity > 0 && maximumDatagram > 0 && chunkPackets > 0)
         self.scenario = scenario

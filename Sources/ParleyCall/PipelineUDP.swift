@@ -3,6 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ParleyRTP
 
 /// A socket failure: the call that failed and its `errno`.
 public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -15,7 +16,7 @@ public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConverti
 ///
 /// Receiving is non-blocking: ``receive(until:_:)`` drains what the kernel holds and stamps each
 /// datagram with the clock's time as it is read (so call it at least every playout frame).
-/// Datagrams longer than 1500 bytes are truncated by the kernel and dropped here (counted).
+/// Datagrams longer than ``RTPLimits/maximumDatagramSize`` are truncated by the kernel and dropped here (counted).
 ///
 /// Threading: `~Copyable`, one owner; the socket closes when it is destroyed.
 public struct UDPTransport: PacketTransport, ~Copyable {
@@ -96,7 +97,7 @@ public struct UDPTransport: PacketTransport, ~Copyable {
                 if Glibc.errno == EINTR { continue }
                 return   // EAGAIN: nothing more (other errors: ICMP port unreachable etc., ignored)
             }
-            guard n <= 1500 else { oversized += 1; continue }
+            guard n <= RTPLimits.maximumDatagramSize else { oversized += 1; continue }
             received += 1
             let arrival = clock.now()
             buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<n]), arrival) }

@@ -46,7 +46,7 @@ public struct VideoSendPipeline: ~Copyable {
     private var encoder: VPXEncoder
     private var packetizer = VP8Packetizer()
     private var header: RTPHeader
-    private var packet = [UInt8](repeating: 0, count: 1500)
+    private var packet = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)
     private var encoded = VPXPacket()
     private var nextReportAt: MonotonicTime?
     private let ntpOffset: Double

@@ -19,7 +19,7 @@ extension RoomParticipant {
     /// - Throws: ``RoomMediaError`` for a missing, empty, corrupt or truncated file, or a rate
     ///   Opus does not take.
     public static func load(path: String, name: ParticipantID, driftPpm: Double = 0) throws(RoomMediaError) -> RoomParticipant {
-        var source: SndFileSource
+        var source: AudioFileSource
         do {
             source = try openOfflineAudioFile(path)
         } catch {

@@ -233,7 +233,7 @@ public struct VP8Packetizer: Sendable {
     public var pictureID: UInt16
     private var scratch: [UInt8]
 
-    /// Default payload size 1200 bytes: fits a 1500-byte Ethernet MTU with IPv6, UDP, RTP and
+    /// Default payload size 1200 bytes: fits ``RTPLimits/maximumDatagramSize`` with IPv6, UDP, RTP and
     /// SRTP overheads, as WebRTC stacks use. `pictureID` is the first frame's (inject for tests).
     public init(maxPayloadSize: Int = 1200, pictureID: UInt16 = 0) {
         precondition(maxPayloadSize > 4, "payload size must leave room for the descriptor")

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCodecs
 import ParleyJitter
+import ParleyRTP
 
 /// A malformed or unsupported WAV file given to `parley netsim`.
 struct NetsimWAVError: Error, CustomStringConvertible {
@@ -54,7 +55,7 @@ func netsimOpusFrames(samples: [Int16], sampleRate: Int) throws -> [[UInt8]] {
     encoder.expectedPacketLossPercent = 10
     let n = sampleRate / 50
     var frames: [[UInt8]] = []
-    var packet = [UInt8](repeating: 0, count: 1500)
+    var packet = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)
     var start = 0
     while start + n <= samples.count {
         let len = try samples.withUnsafeBufferPointer { s in
