@@ -412,7 +412,8 @@ final class DetectFailedList: @unchecked Sendable {
         listedBefore = Set(DetectFailedList.read(directory + "/failed.tsv").keys)
     }
 
-    private static func read(_ path: String) -> [String: String] {
+    /// The entries of the failed list at `path` (none when it is absent or unreadable).
+    static func read(_ path: String) -> [String: String] {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
         var out: [String: String] = [:]
         for line in text.split(separator: "\n") {

@@ -12,8 +12,9 @@ import ParleyCall
 /// Width of the whole picture, of the label column and of the right margin, in pixels.
 private let svgWidth = 1200.0, labelWidth = 200.0, rightMargin = 24.0
 private let laneHeight = 26.0, laneGap = 8.0, overlapLaneHeight = 10.0
-private let palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
-                       "#17becf", "#bcbd22", "#7f7f7f", "#d62728"]
+/// The colours of participants, in order, in every picture the tool draws.
+let participantPalette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
+                          "#17becf", "#bcbd22", "#7f7f7f", "#d62728"]
 
 /// The tick step, in seconds, for an axis of `duration` seconds: the smallest "nice" step
 /// that gives at most 10 ticks.
@@ -99,7 +100,8 @@ func overlapRanges(_ tracks: [[TalkSegment]]) -> [TalkSegment] {
     return out
 }
 
-private func xmlEscaped(_ s: String) -> String {
+/// `s` as XML character data or an attribute value.
+func xmlEscaped(_ s: String) -> String {
     var out = ""
     for ch in s {
         switch ch {
@@ -139,7 +141,7 @@ func timelineSVG(_ recordings: [DetectRecording], version: String) -> String {
                                     secondsPerPixel: secondsPerPixel, pixels: pixels)
         let groupTop = y
         for (ti, t) in r.tracks.enumerated() {
-            let color = palette[colorIndex % palette.count]
+            let color = participantPalette[colorIndex % participantPalette.count]
             colorIndex += 1
             let share = ti < r.statistics.participants.count ? r.statistics.participants[ti].shareOfTalk : 0
             body += "<rect x=\"\(px(labelWidth))\" y=\"\(px(y))\" width=\"\(px(plotWidth))\" height=\"\(px(laneHeight))\" class=\"lane\"/>\n"

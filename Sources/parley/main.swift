@@ -6,6 +6,7 @@ import Foundation
 /// Every subcommand, in the order `parley --help` lists them.
 let commands: [Command] = [
     detectCommand,
+    reportCommand,
     roomCommand,
     netsimCommand,
     sendCommand,
