@@ -14,6 +14,7 @@ H=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$H/../.." && pwd)
 mkdir -p "$W"
 [ -x "$ROOT/.build/release/parley-vadtool" ] || (cd "$ROOT" && swift build -c release --product parley-vadtool)
 [ -f "$W/wav/.gathered" ] || { bash "$H/gather.sh" "$W" && bash "$H/gather_speech.sh" "$W" && touch "$W/wav/.gathered"; }
+[ -f "$W/wav/.gathered-effects" ] || { bash "$H/gather_effects.sh" "$W" && touch "$W/wav/.gathered-effects"; }
 
 python3 "$H/train_spectral.py" prepare --corpus "$S/data/corpus" --work "$W" --part 0 --parts 2 &
 p0=$!

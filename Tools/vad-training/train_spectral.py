@@ -41,7 +41,7 @@ SHARD = 200          # mixtures per shard
 VAL = ("sp05_", "sp10_", "sp15_", "sp17_", "mu09_", "mu11_", "mu12_", "no03_",
        "klettres__ar", "klettres__he", "klettres__uk", "klettres__nb",
        "tuxpaint__fr", "tuxpaint__el", "asterisk__ru", "queen__en_joe", "ktuberling__lt",
-       "warzone__", "lincity__", "fx2_bzflag", "fillets__nl_1")
+       "warzone__", "lincity__", "fx2_bzflag", "fx3_kde", "fillets__nl_1")
 
 
 def split_of(name):
