@@ -33,3 +33,9 @@ if ! python3 -c "import numpy" 2>/dev/null; then
   echo "setup: installing numpy for python3" >&2
   python3 -m pip install -q numpy
 fi
+
+# Dask distributed for the optional scale-out driver and its test (Tools/scale-out/).
+if ! python3 -c "import distributed" 2>/dev/null; then
+  echo "setup: installing Tools/scale-out/requirements.txt for python3" >&2
+  python3 -m pip install -q -r "$(dirname "$0")/../Tools/scale-out/requirements.txt"
+fi
