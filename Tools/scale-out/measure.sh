@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd); N=${1:-400}
 (cd "$ROOT" && swift build -c release --product parley >/dev/null)
 P=$ROOT/.build/release/parley
-T=$(mktemp -d); trap 'kill $pids 2>/dev/null || true; rm -rf "$T"' EXIT
+T=$(mktemp -d); trap 'kill -9 $pids 2>/dev/null || true; rm -rf "$T"' EXIT
 for i in $(seq 1 "$N"); do
   src=$ROOT/SampleMedia/speech/speech-16k.wav; [ $((i % 2)) = 0 ] && src=$ROOT/SampleMedia/conversation/reader.wav
   ln -s "$src" "$T/r$i.wav"; echo "$T/r$i.wav"
