@@ -6,7 +6,7 @@
 //   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
 //   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Call (pipelines, participants, events)
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
-// Only ParleyCodecs, ParleyMedia and ParleyDevices import C. Everything else builds anywhere.
+// Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
 
 import PackageDescription
 
@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "ParleyRTP", targets: ["ParleyRTP"]),
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
+        .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench", targets: ["parley-bench"]),
@@ -41,6 +42,8 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2",
+                       providers: [.apt(["libsrtp2-dev"])]),
 
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
@@ -56,11 +59,12 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CV4L2"],
                 swiftSettings: swiftSettings),
+        .target(name: "ParleySRTP", dependencies: ["CSRTP"], swiftSettings: swiftSettings),
 
         // MARK: The call: pipelines, participants, events.
         .target(name: "ParleyCall",
                 dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                               "ParleyRTP", "ParleyJitter", "ParleyVoice"],
+                               "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP"],
                 swiftSettings: swiftSettings),
 
         // MARK: Front ends: argument parsing and output formats only.
@@ -81,7 +85,7 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall",
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall", "ParleySRTP",
                                          "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
@@ -97,6 +101,7 @@ let package = Package(
         .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleyCall"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],

@@ -42,10 +42,13 @@ for name in "${targets[@]}"; do
   mkdir -p "$out"
   # sources.txt: one path per line, relative to the repository root; '#' starts a comment.
   mapfile -t sources < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$dir/sources.txt" | grep -v '^$')
+  # flags.txt (optional): extra swiftc flags, e.g. a C module's include path and its library.
+  flags=()
+  [ -f "$dir/flags.txt" ] && mapfile -t flags < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$dir/flags.txt" | grep -v '^$')
   echo "fuzz: building $name (${#sources[@]} source files)"
   # ld.gold prints harmless "Cannot export local symbol '__asan_...'" lines; hide only those.
   if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${name//[^A-Za-z0-9_]/_}" \
-        "${sources[@]}" "$dir/main.swift" -o "$out/fuzzer" 2> "$out/build.log"; then
+        "${flags[@]}" "${sources[@]}" "$dir/main.swift" -o "$out/fuzzer" 2> "$out/build.log"; then
     grep -v "Cannot export local symbol" "$out/build.log" >&2 || true
     echo "fuzz: $name failed to build" >&2; status=1; continue
   fi

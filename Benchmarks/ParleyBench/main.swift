@@ -16,6 +16,7 @@ let suites: [(String, () -> [Benchmark])] = [
     ("codec", codecBenchmarks),
     ("media", mediaBenchmarks),
     ("rtp", rtpBenchmarks),
+    ("srtp", srtpBenchmarks),
     ("jitter", jitterBenchmarks),
     ("vad", vadBenchmarks),
     ("detect", detectBenchmarks),
