@@ -70,7 +70,7 @@ let package = Package(
         // MARK: Front ends: argument parsing and output formats only.
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall"],
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyCall"],
                           swiftSettings: swiftSettings),
 
         // MARK: Benchmarks. Baselines (WebRTC VAD, speexdsp) are benchmark-only dependencies.

@@ -2,6 +2,7 @@ import ParleyCodecs
 import ParleyJitter
 import ParleyMedia
 import ParleyRTP
+import ParleySRTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,7 @@ let receiveCommand = Command(
     summary: "Receive RTP Opus or VP8 into a file",
     help: """
         Usage: parley receive --port PORT --codec opus|vp8 [--payload-type N] --output FILE [--idle-timeout S]
+               parley receive --sdp FILE [--port PORT] --output FILE [--idle-timeout S]
 
         Listens on UDP port PORT (all IPv4 interfaces) for one RTP stream and writes it to FILE:
           --codec opus: decoded to a 16-bit mono WAV at 48 kHz (stereo streams are downmixed);
@@ -30,6 +32,15 @@ let receiveCommand = Command(
           --payload-type N      RTP payload type to accept, 0...127 (default 111 opus, 96 vp8)
           --output FILE         .wav for opus; .ivf or .y4m for vp8
           --idle-timeout S      seconds without packets before finishing (default 5)
+          --sdp FILE            take the codec, payload type, port and SRTP key from an SDP
+                                (RFC 4566; the first m=audio or m=video section with opus/48000
+                                or VP8/90000, and its RFC 4568 a=crypto: line when it is
+                                RTP/SAVP), as 'parley send --sdp' or ffmpeg's -sdp_file write it
+          --srtp-key BASE64     receive SRTP under this key (without --sdp)
+          --srtp-suite SUITE    its suite: AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32
+                                or AEAD_AES_128_GCM
+        With SRTP, packets that fail authentication, are replayed or malformed are dropped before
+        any parser sees them and counted (srtp_auth_failed, srtp_replayed, srtp_malformed).
 
         Exit status: 0 file written, 1 network or file error, 2 usage error.
         """,
@@ -44,17 +55,36 @@ private struct ReceiveOptions {
     var payloadType: UInt8
     var output: String
     var idleTimeout: Double
+    var key: SRTPKey?
 }
 
 private func parseReceiveOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> ReceiveOptions {
-    let s = try ArgumentScanner(args, valued: ["port", "codec", "payload-type", "output", "idle-timeout"], flagNames: [])
+    let s = try ArgumentScanner(args, valued: ["port", "codec", "payload-type", "output", "idle-timeout", "sdp", "srtp-key", "srtp-suite"],
+                                flagNames: [])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
-    guard s.value("port") != nil else { throw .init(description: "missing --port PORT") }
-    let port = try s.int("port", default: 0, in: 1...65535)
-    guard let c = s.value("codec") else { throw .init(description: "missing --codec opus|vp8") }
-    guard let codec = ReceiveCodec(rawValue: c) else { throw .init(description: "--codec must be opus or vp8, got '\(c)'") }
-    let pt = try s.int("payload-type", default: Int(codec == .opus ? OpusRTP.defaultPayloadType : VP8RTP.defaultPayloadType),
-                       in: 0...127)
+    var described: ReceivedSDP?
+    if let path = s.value("sdp") {
+        do { described = try ReceivedSDP(path: path) } catch { throw .init(description: "--sdp \(error)") }
+        if s.value("srtp-key") != nil || s.value("srtp-suite") != nil {
+            throw .init(description: "--srtp-key and --srtp-suite come from the SDP's a=crypto: line with --sdp")
+        }
+    }
+    guard s.value("port") != nil || described != nil else { throw .init(description: "missing --port PORT") }
+    let port = try s.int("port", default: Int(described?.port ?? 0), in: 1...65535)
+    let codec: ReceiveCodec
+    if let c = s.value("codec") {
+        guard let given = ReceiveCodec(rawValue: c) else { throw .init(description: "--codec must be opus or vp8, got '\(c)'") }
+        if let d = described, d.codec.rawValue != given.rawValue {
+            throw .init(description: "--codec \(c) differs from the SDP's \(d.codec.rawValue)")
+        }
+        codec = given
+    } else if let d = described {
+        codec = d.codec == .opus ? .opus : .vp8
+    } else {
+        throw .init(description: "missing --codec opus|vp8")
+    }
+    let defaultPT = described?.payloadType ?? (codec == .opus ? OpusRTP.defaultPayloadType : VP8RTP.defaultPayloadType)
+    let pt = try s.int("payload-type", default: Int(defaultPT), in: 0...127)
     guard let output = s.value("output") else { throw .init(description: "missing --output FILE") }
     let ext = output.split(separator: ".").last.map { $0.lowercased() } ?? ""
     switch codec {
@@ -63,7 +93,13 @@ private func parseReceiveOptions(_ args: [String]) throws(ArgumentScanner.UsageE
     default: break
     }
     let idle = try s.double("idle-timeout", default: 5, in: 0.05...86_400)
-    return ReceiveOptions(port: UInt16(port), codec: codec, payloadType: UInt8(pt), output: output, idleTimeout: idle)
+    var options = ReceiveOptions(port: UInt16(port), codec: codec, payloadType: UInt8(pt), output: output, idleTimeout: idle)
+    options.key = described?.key
+    if described == nil, s.value("srtp-key") == nil, s.value("srtp-suite") != nil {
+        throw .init(description: "--srtp-suite needs --srtp-key")
+    }
+    if described == nil, s.value("srtp-key") != nil { options.key = try parseSRTPKey(s) }
+    return options
 }
 
 /// Where received packets go: a decoder and file writer for one codec.
@@ -112,15 +148,24 @@ private func receiveLoop<Sink: ReceiveSink & ~Copyable>(_ options: ReceiveOption
     var buffer = [UInt8](repeating: 0, count: 65_536)
     var lastPacket = MonotonicTime.now()
     let idleNs = Int64(options.idleTimeout * 1e9)
+    let srtp = try options.key.map { key throws(SRTPError) in SRTPBox(try SRTPContext(key: key, direction: .inbound)) }
     while true {
         let got = try buffer.withUnsafeMutableBytes { try socket.receive(into: $0, timeoutMilliseconds: 20) }
         let now = MonotonicTime.now()
-        guard let n = got else {
+        guard var n = got else {
             if now.nanoseconds - lastPacket.nanoseconds >= idleNs { break }
             try sink.tick(now: now)
             continue
         }
         lastPacket = now
+        if let srtp {
+            // Only what verifies under the key reaches the parser.
+            guard let m = buffer.withUnsafeMutableBytes({ srtp.unprotect($0, length: n) }) else {
+                try sink.tick(now: now)
+                continue
+            }
+            n = m
+        }
         try buffer.withUnsafeBytes { raw in
             let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<n])
             let packet: RTPPacketView
@@ -169,6 +214,7 @@ private func receiveLoop<Sink: ReceiveSink & ~Copyable>(_ options: ReceiveOption
         ("ssrc", ssrc.map { "0x" + String($0, radix: 16) } ?? "-"),
     ]
     lines += sink.report
+    if let srtp { lines += srtp.report }
     for (k, v) in lines { print("\(k): \(v)") }
 }
 

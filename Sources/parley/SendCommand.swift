@@ -1,6 +1,7 @@
 import ParleyCodecs
 import ParleyMedia
 import ParleyRTP
+import ParleySRTP
 import ParleyVoice
 
 /// `parley send`: encodes a WAV as Opus or a Y4M as VP8 and sends it over RTP/UDP in real time.
@@ -8,7 +9,9 @@ let sendCommand = Command(
     name: "send",
     summary: "Send a WAV as Opus or a Y4M as VP8 over RTP",
     help: """
-        Usage: parley send --to HOST:PORT [--payload-type N] [--ssrc X] FILE
+        Usage: parley send --to HOST:PORT [--payload-type N] [--ssrc X] [--bitrate BPS] [--fec] [--dtx]
+                           [--application voip|audio] [--sdp FILE] [--srtp] [--srtp-key BASE64]
+                           [--srtp-suite SUITE] FILE
 
         Encodes FILE and sends it as RTP over UDP to HOST:PORT, paced in real time:
           a WAV (16-bit PCM, 8/12/16/24/48 kHz, mono or stereo) as Opus (RFC 7587), 20 ms
@@ -23,6 +26,19 @@ let sendCommand = Command(
           --to HOST:PORT        destination (IPv4 address or name)
           --payload-type N      RTP payload type, 0...127 (default 111 for Opus, 96 for VP8)
           --ssrc X              SSRC, decimal or 0x-hex (default random)
+          --bitrate BPS         Opus target bitrate, 6000...510000 (default 32000 per channel)
+          --fec                 Opus in-band forward error correction (for 10% expected loss)
+          --dtx                 Opus discontinuous transmission (few packets in silence)
+          --application A       Opus application: voip (default) or audio
+          --sdp FILE            write an SDP (RFC 4566) for the receiver: ffmpeg, VLC, GStreamer's
+                                sdpdemux and 'parley receive --sdp' open it as it is; mode 0600
+          --srtp                protect RTP and RTCP with SRTP (RFC 3711); the key goes into the
+                                SDP's a=crypto: line (RFC 4568), so give --sdp or --srtp-key
+          --srtp-key BASE64     the SRTP master key and salt (30 bytes in base64, 28 for GCM);
+                                default: generated from the system's random source
+          --srtp-suite SUITE    AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32 or
+                                AEAD_AES_128_GCM
+        The key is never printed.
 
         Prints what was sent. Exit status: 0 sent, 1 bad file or network error, 2 usage error.
         """,
@@ -36,10 +52,17 @@ private struct SendOptions {
     var payloadType: UInt8?
     var ssrc: UInt32
     var path: String
+    var bitrate: Int?
+    var fec = false
+    var dtx = false
+    var application = OpusApplication.voip
+    var sdpPath: String?
+    var key: SRTPKey?
 }
 
 private func parseSendOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> SendOptions {
-    let s = try ArgumentScanner(args, valued: ["to", "payload-type", "ssrc"], flagNames: [])
+    let s = try ArgumentScanner(args, valued: ["to", "payload-type", "ssrc", "bitrate", "application", "sdp", "srtp-key", "srtp-suite"],
+                                flagNames: ["fec", "dtx", "srtp"])
     guard s.positionals.count == 1 else {
         throw .init(description: s.positionals.isEmpty ? "missing FILE" : "expected one FILE, got \(s.positionals.count)")
     }
@@ -53,7 +76,23 @@ private func parseSendOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         guard let v = parsed else { throw .init(description: "--ssrc must be a 32-bit number (decimal or 0x-hex), got '\(x)'") }
         ssrc = v
     }
-    return SendOptions(host: host, port: port, payloadType: pt, ssrc: ssrc, path: s.positionals[0])
+    var options = SendOptions(host: host, port: port, payloadType: pt, ssrc: ssrc, path: s.positionals[0])
+    if s.value("bitrate") != nil { options.bitrate = try s.int("bitrate", default: 0, in: 6_000...510_000) }
+    options.fec = s.flag("fec")
+    options.dtx = s.flag("dtx")
+    if let a = s.value("application") {
+        switch a {
+        case "voip": options.application = .voip
+        case "audio": options.application = .audio
+        default: throw .init(description: "--application must be voip or audio, got '\(a)'")
+        }
+    }
+    options.sdpPath = s.value("sdp")
+    options.key = try parseSRTPKey(s)
+    if options.key != nil, s.value("srtp-key") == nil, options.sdpPath == nil {
+        throw .init(description: "--srtp with a generated key needs --sdp FILE to give the key to the receiver (or give --srtp-key)")
+    }
+    return options
 }
 
 private func runSend(_ args: [String]) -> Int32 {
@@ -67,6 +106,7 @@ private func runSend(_ args: [String]) -> Int32 {
         let rtp = try UDPAddress(host: options.host, port: options.port)
         let rtcp = try UDPAddress(host: options.host, port: options.port &+ 1)
         var sender = RTPSender(ssrc: options.ssrc, rtp: rtp, rtcp: rtcp)
+        if let key = options.key { sender.srtp = SRTPBox(try SRTPContext(key: key, direction: .outbound)) }
         let head = try fileMagic(options.path)
         if head.starts(with: "RIFF".utf8) {
             try sendAudio(options, socket: socket, sender: &sender)
@@ -94,6 +134,8 @@ private struct RTPSender {
     var payloadBytes: UInt32 = 0
     var buffer = [UInt8](repeating: 0, count: 1600)
     var lastReport: MonotonicTime?
+    /// SRTP protection of every packet and report, when on.
+    var srtp: SRTPBox?
 
     init(ssrc: UInt32, rtp: UDPAddress, rtcp: UDPAddress) {
         // RFC 3550 5.1: random initial sequence number and timestamp.
@@ -106,7 +148,8 @@ private struct RTPSender {
     /// Sends one packet with the current header, then advances the sequence number.
     mutating func send(_ payload: UnsafeRawBufferPointer, socket: borrowing UDPSocket) throws {
         let h = header
-        let n = try buffer.withUnsafeMutableBytes { try h.marshal(payload: payload, into: $0) }
+        var n = try buffer.withUnsafeMutableBytes { try h.marshal(payload: payload, into: $0) }
+        if let srtp { n = try buffer.withUnsafeMutableBytes { try srtp.context.protectRTP($0, length: n) } }
         try buffer.withUnsafeBytes { try socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: rtp) }
         header.sequenceNumber &+= 1
         packets &+= 1
@@ -123,9 +166,14 @@ private struct RTPSender {
         let ntp = NTPTimestamp(unixSeconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
         let sr = RTCPPacket.senderReport(RTCPSenderReport(ssrc: header.ssrc, ntpTimestamp: ntp, rtpTimestamp: mediaTimestamp,
                                                           packetCount: packets, octetCount: payloadBytes))
-        if let bytes = try? RTCPCompound.marshalled([sr]) {
-            try? bytes.withUnsafeBytes { try socket.send($0, to: rtcp) }
+        guard var bytes = try? RTCPCompound.marshalled([sr]) else { return }
+        if let srtp {
+            let n = bytes.count
+            bytes += [UInt8](repeating: 0, count: SRTPContext.trailerRoom)
+            guard let m = try? bytes.withUnsafeMutableBytes({ try srtp.context.protectRTCP($0, length: n) }) else { return }
+            bytes.removeLast(bytes.count - m)
         }
+        try? bytes.withUnsafeBytes { try socket.send($0, to: rtcp) }
     }
 }
 
@@ -140,12 +188,18 @@ private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, send
         throw SendError("\(options.path): Opus takes 8, 12, 16, 24 or 48 kHz mono or stereo; this WAV is "
                         + "\(audio.sampleRate) Hz, \(audio.channels) channels (convert it first)")
     }
-    var encoder = try OpusEncoder(sampleRate: audio.sampleRate, channels: audio.channels, application: .voip)
-    encoder.bitrate = 32_000 * audio.channels
+    var encoder = try OpusEncoder(sampleRate: audio.sampleRate, channels: audio.channels, application: options.application)
+    encoder.bitrate = options.bitrate ?? 32_000 * audio.channels
+    if options.fec {
+        encoder.inbandFEC = true
+        encoder.expectedPacketLossPercent = 10
+    }
+    encoder.dtx = options.dtx
     let frameSamples = audio.sampleRate / 50  // 20 ms per channel
     let frameLength = frameSamples * audio.channels
     sender.header.payloadType = options.payloadType ?? OpusRTP.defaultPayloadType
     sender.header.extensions = [RTPHeaderExtension(id: 1, bytes: [0])]
+    try writeSDP(options, .opus(channels: audio.channels, fec: options.fec, dtx: options.dtx), payloadType: sender.header.payloadType)
     var pcm = [Int16](repeating: 0, count: frameLength)
     // The V flag of the RFC 6464 level comes from ParleyVoice's VAD on the first channel
     // (an energy decision, above -50 dBov, at 12 kHz which the VAD does not take).
@@ -154,6 +208,7 @@ private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, send
     var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
     let start = MonotonicTime.now()
     var i = 0
+    var skipped = false
     while true {
         let got = try pcm.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
         guard got > 0 else { break }
@@ -169,9 +224,16 @@ private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, send
         }
         let withVoice = AudioLevel(level: level.level, voiceActivity: voice)
         sender.header.extensions[0].bytes[0] = withVoice.extensionByte
-        sender.header.marker = i == 0  // first packet of the talkspurt (RFC 3551 4.1)
         sleep(until: MonotonicTime(nanoseconds: start.nanoseconds + Int64(i) * 20_000_000))
-        try packet.withUnsafeBytes { try sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), socket: socket) }
+        // In DTX the encoder marks silence with packets of at most 2 bytes: not sent (RFC 7587
+        // 3.1.3); the receiver conceals the gap from the timestamps.
+        if options.dtx && n <= 2 {
+            skipped = true
+        } else {
+            sender.header.marker = i == 0 || skipped  // first packet of a talkspurt (RFC 3551 4.1)
+            skipped = false
+            try packet.withUnsafeBytes { try sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), socket: socket) }
+        }
         sender.maybeReport(now: MonotonicTime.now(), mediaTimestamp: sender.header.timestamp, socket: socket)
         sender.header.timestamp &+= 960  // 20 ms at the 48 kHz Opus RTP clock (RFC 7587 4.1)
     }
@@ -188,6 +250,7 @@ private func sendVideo(_ options: SendOptions, socket: borrowing UDPSocket, send
     var encoder = try VPXEncoder(config)
     var packetizer = VP8Packetizer(maxPayloadSize: 1200, pictureID: UInt16.random(in: 0...0x7FFF))
     sender.header.payloadType = options.payloadType ?? VP8RTP.defaultPayloadType
+    try writeSDP(options, .vp8, payloadType: sender.header.payloadType)
     let baseTimestamp = sender.header.timestamp
     let start = MonotonicTime.now()
     var failure: Error?
@@ -209,6 +272,14 @@ private func sendVideo(_ options: SendOptions, socket: borrowing UDPSocket, send
         sender.maybeReport(now: MonotonicTime.now(), mediaTimestamp: ts, socket: socket)
     }
     guard i > 0 else { throw SendError("\(options.path): no frames") }
+}
+
+/// Writes the `--sdp` file, if asked for, before the first packet goes out.
+private func writeSDP(_ options: SendOptions, _ kind: SDPStream.Kind, payloadType: UInt8) throws {
+    guard let path = options.sdpPath else { return }
+    let stream = SDPStream(kind: kind, host: options.host, port: options.port, payloadType: payloadType, ssrc: options.ssrc,
+                           key: options.key)
+    try writePrivateFile(stream.description.text, to: path)
 }
 
 /// A failure of `parley send` with its message.
