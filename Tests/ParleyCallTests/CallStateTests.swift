@@ -45,12 +45,96 @@ private func talk(_ kind: String, _ t: Double, muted: Bool = false) -> TalkingCh
     #expect(tb == ta)
 }
 
-@Test func eventHubBoundsAStalledSubscriber() async {
-    let hub = CallEventHub(bufferLimit: 10)
-    let s = hub.events()
-    for i in 0..<1000 { hub.publish(CallEvent(time: Double(i), participant: "x", kind: .joined)) }
+private func stats(_ played: Int) -> ParticipantAudioStatistics {
+    var s = ParticipantAudioStatistics()
+    s.framesPlayed = played
+    return s
+}
+
+/// A subscriber that reads nothing while a long call publishes: statistics and dominant
+/// changes coalesce, talking pairs are removed whole beyond the limit, and every join, mute
+/// and unpaired edge arrives, so a UI folding what it gets ends in the hub's state.
+@Test func eventHubCoalescesForAStalledSubscriberWithoutLosingATalkingEdge() async {
+    let hub = CallEventHub(bufferLimit: 50)
+    let stalled = hub.events()
+    let people = ["alice", "bob", "carol"]
+    var t = 0.0
+    for p in people { hub.publish(CallEvent(time: t, participant: p, kind: .joined)) }
+    for turn in 0..<300 {
+        let who = people[turn % 3]
+        t += 1
+        hub.publish(CallEvent(time: t, participant: who, kind: .talkingStarted(talk("start", t))))
+        hub.publish(CallEvent(time: t, participant: who, kind: .dominantSpeakerChanged(previous: turn == 0 ? nil : people[(turn + 2) % 3])))
+        for p in people { hub.publish(CallEvent(time: t + 0.5, participant: p, kind: .statistics(stats(turn)))) }
+        hub.publish(CallEvent(time: t + 0.9, participant: who, kind: .talkingStopped(talk("stop", t + 0.9))))
+    }
+    hub.publish(CallEvent(time: t + 1, participant: "bob", kind: .muted))
+    hub.publish(CallEvent(time: t + 2, participant: "carol", kind: .talkingStarted(talk("start", t + 2))))
+    #expect(stalled.backlog <= 50)
+    #expect(stalled.coalescedTalks > 250)
     hub.finish()
-    var got: [Double] = []
-    for await e in s { got.append(e.time) }
-    #expect(got == (990..<1000).map(Double.init))
+
+    var got: [CallEvent] = []
+    for await e in stalled { got.append(e) }
+    var folded = CallState()
+    for e in got { folded.apply(e) }
+    let truth = hub.state
+    #expect(folded.dominant == truth.dominant)
+    for p in people {
+        #expect(folded[p]?.present == true && folded[p]?.talking == truth[p]?.talking && folded[p]?.muted == truth[p]?.muted)
+    }
+    #expect(folded["carol"]?.talking == true && folded["bob"]?.muted == true)
+    // Talking edges still alternate per participant, starting with a start.
+    for p in people {
+        let edges = got.filter { $0.participant == p && $0.isTalkingEdge }
+        for (i, e) in edges.enumerated() {
+            if case .talkingStarted = e.kind { #expect(i % 2 == 0, "\(p): a start at \(i)") } else { #expect(i % 2 == 1, "\(p): a stop at \(i)") }
+        }
+        // One statistics event per participant, the newest.
+        let s = got.compactMap { e -> ParticipantAudioStatistics? in
+            if case .statistics(let x) = e.kind, e.participant == p { return x }
+            return nil
+        }
+        #expect(s.map(\.framesPlayed) == [299])
+    }
+    // Exactly one dominant change is left: to the last speaker.
+    let dominantChanges = got.filter { if case .dominantSpeakerChanged = $0.kind { return true }; return false }
+    #expect(dominantChanges.count == 1 && dominantChanges.first?.participant == truth.dominant)
+}
+
+/// A subscriber that keeps up sees every event, statistics included, uncoalesced.
+@Test func eventHubDeliversToAWaitingSubscriberAsPublished() async {
+    let hub = CallEventHub(bufferLimit: 4)
+    let s = hub.events()
+    let reader = Task {
+        var n = 0
+        for await _ in s { n += 1 }
+        return n
+    }
+    for i in 0..<200 {
+        hub.publish(CallEvent(time: Double(i), participant: "x", kind: .statistics(stats(i))))
+        // Let the reader take each event before the next.
+        while s.backlog > 0 { await Task.yield() }
+        try? await Task.sleep(nanoseconds: 200_000)
+    }
+    hub.finish()
+    let n = await reader.value
+    #expect(n == 200, "a reader that keeps up gets every statistics event: \(n)")
+}
+
+@Test func cancellingTheReaderEndsItsSubscription() async {
+    let hub = CallEventHub()
+    let s = hub.events()
+    let reader = Task {
+        var n = 0
+        for await _ in s { n += 1 }
+        return n
+    }
+    hub.publish(CallEvent(time: 0, participant: "x", kind: .joined))
+    try? await Task.sleep(nanoseconds: 20_000_000)
+    reader.cancel()
+    let n = await reader.value
+    #expect(n <= 1)
+    hub.publish(CallEvent(time: 1, participant: "x", kind: .left))   // to a cancelled subscriber: dropped
+    #expect(hub.state["x"]?.present == false)
 }
