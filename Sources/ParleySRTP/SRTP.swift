@@ -208,9 +208,7 @@ public struct SRTPContext: ~Copyable {
     public mutating func protectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         try checkRTP(buffer, length: length, tag: 0)
         try checkRoom(buffer, length: length)
-        var n = Int32(length)
-        try Self.check(srtp_protect(session, buffer.baseAddress, &n), length: length)
-        return Int(n)
+        return try run(srtp_protect, buffer, length: length)
     }
 
     /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place and returns the
@@ -218,9 +216,7 @@ public struct SRTPContext: ~Copyable {
     /// malformed, fails authentication or is a replay.
     public mutating func unprotectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         try checkRTP(buffer, length: length, tag: suite.rtpOverhead)
-        var n = Int32(length)
-        try Self.check(srtp_unprotect(session, buffer.baseAddress, &n), length: length)
-        return Int(n)
+        return try run(srtp_unprotect, buffer, length: length)
     }
 
     /// Protects the compound RTCP packet in `buffer[0..<length]` in place and returns the SRTCP
@@ -228,17 +224,21 @@ public struct SRTPContext: ~Copyable {
     public mutating func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         try checkRTCP(buffer, length: length, trailer: 0)
         try checkRoom(buffer, length: length)
-        var n = Int32(length)
-        try Self.check(srtp_protect_rtcp(session, buffer.baseAddress, &n), length: length)
-        return Int(n)
+        return try run(srtp_protect_rtcp, buffer, length: length)
     }
 
     /// Verifies and decrypts the SRTCP packet in `buffer[0..<length]` in place and returns the
     /// RTCP packet's length.
     public mutating func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         try checkRTCP(buffer, length: length, trailer: suite.rtcpOverhead)
+        return try run(srtp_unprotect_rtcp, buffer, length: length)
+    }
+
+    /// Calls one of libsrtp's in-place functions on `buffer[0..<length]`; the new length.
+    private func run(_ function: (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> srtp_err_status_t,
+                     _ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
         var n = Int32(length)
-        try Self.check(srtp_unprotect_rtcp(session, buffer.baseAddress, &n), length: length)
+        try Self.check(function(session, buffer.baseAddress, &n), length: length)
         return Int(n)
     }
 

@@ -166,14 +166,13 @@ private struct RTPSender {
         let ntp = NTPTimestamp(unixSeconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
         let sr = RTCPPacket.senderReport(RTCPSenderReport(ssrc: header.ssrc, ntpTimestamp: ntp, rtpTimestamp: mediaTimestamp,
                                                           packetCount: packets, octetCount: payloadBytes))
-        guard var bytes = try? RTCPCompound.marshalled([sr]) else { return }
+        // In the packet buffer, protected in place as the RTP packets are.
+        guard var n = try? buffer.withUnsafeMutableBytes({ try RTCPCompound.marshal([sr], into: $0) }) else { return }
         if let srtp {
-            let n = bytes.count
-            bytes += [UInt8](repeating: 0, count: SRTPContext.trailerRoom)
-            guard let m = try? bytes.withUnsafeMutableBytes({ try srtp.context.protectRTCP($0, length: n) }) else { return }
-            bytes.removeLast(bytes.count - m)
+            guard let m = try? buffer.withUnsafeMutableBytes({ try srtp.context.protectRTCP($0, length: n) }) else { return }
+            n = m
         }
-        try? bytes.withUnsafeBytes { try socket.send($0, to: rtcp) }
+        try? buffer.withUnsafeBytes { try socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: rtcp) }
     }
 }
 
