@@ -202,8 +202,8 @@ private var soak: SoakResult {
     }
     var result = SoakResult()
     result.seconds = seconds
-    let room = CallRoom(participants: participants, configuration: RoomConfiguration(network: network, seed: 2026, duration: seconds),
-                        clock: VirtualMediaClock())
+    let room = try! CallRoom(participants: participants, configuration: RoomConfiguration(network: network, seed: 2026, duration: seconds),
+                         clock: VirtualMediaClock())
     var lastMinute = 0
     room.onFrame = { t in
         let minute = Int(t / 60)

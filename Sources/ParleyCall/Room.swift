@@ -75,42 +75,49 @@ public struct RoomParticipantReport: Sendable {
     public var video: VideoStatistics?
 }
 
-/// One participant's video pipelines.
+/// One simulated participant's video sender and the link its packets cross.
 final class RoomVideoStream {
     var sender: VideoSendPipeline
-    var link: SimulatedLink
-    var receiver: VideoReceivePipeline
-    var shownAny = false
-    var lastAudioPlayed: UInt32?
+    var link: SimulatedLink?
+    let ssrc: UInt32
+    let width: Int
+    let height: Int
 
     init(spec: RoomParticipant, index: Int, configuration: RoomConfiguration, ntpOffset: Double) throws {
         let first = spec.video[0]
+        ssrc = 0x2000 &+ UInt32(index)
+        width = first.width
+        height = first.height
         sender = try VideoSendPipeline(width: first.width, height: first.height,
                                        framesPerSecond: Int(spec.videoFramesPerSecond.rounded()),
-                                       ssrc: 0x2000 &+ UInt32(index), firstTimestamp: 0x0BAD_CAFE &* UInt32(index + 1),
+                                       ssrc: ssrc, firstTimestamp: 0x0BAD_CAFE &* UInt32(index + 1),
                                        ntpOffset: ntpOffset)
         var network = configuration.network
         network.packetMs = 1000 / spec.videoFramesPerSecond
         link = SimulatedLink(scenario: network, seed: configuration.seed &+ 0x5649_4445 &+ UInt64(index))
-        receiver = try VideoReceivePipeline(width: first.width, height: first.height)
     }
 }
 
-/// One participant's pipelines (a class: the pipelines are `~Copyable` and live in an array).
+/// One simulated participant's sending side (a class: the pipelines are `~Copyable`).
 final class RoomStream {
     let spec: RoomParticipant
     var sender: AudioSendPipeline
-    var link: SimulatedLink
-    var receiver: AudioReceivePipeline<OpusJitterDecoder>
+    /// The participant's link, until the session takes it (its receiving end).
+    var link: SimulatedLink?
+    /// The session's handle on the link (sending into it).
+    var handle: TransportHandle?
+    var videoHandle: TransportHandle?
     let capture: DriftingCaptureClock
     var frame: [Int16]
     var video: RoomVideoStream?
-    var sentFrames = 0
     var ended = false
-    var left = false
     var muted = false
     var talkingWhileMuted = false
-    var drainFrames = 0
+
+    /// The counters of the participant's audio link.
+    var linkStatistics: LinkStatistics {
+        link?.statistics ?? (handle?.box as? BoxedTransport<SimulatedLink>)?.base.statistics ?? LinkStatistics()
+    }
 
     init(spec: RoomParticipant, index: Int, configuration: RoomConfiguration, start: MonotonicTime,
          ntpOffset: Double) throws {
@@ -124,11 +131,6 @@ final class RoomStream {
         var network = configuration.network
         network.packetMs = Double(send.packetMs)
         link = SimulatedLink(scenario: network, seed: configuration.seed &+ UInt64(index))
-        var receive = configuration.receive
-        receive.payloadType = send.payloadType
-        receive.callStartNTP = ntpOffset + start.seconds
-        let decoder = try OpusJitterDecoder(sampleRate: receive.sampleRate, channels: 1)
-        receiver = try AudioReceivePipeline(configuration: receive, decoder: decoder)
         capture = DriftingCaptureClock(origin: start, driftPpm: spec.driftPpm, sampleRate: spec.sampleRate)
         frame = [Int16](repeating: 0, count: send.packetSamples)
         if !spec.video.isEmpty {
@@ -139,9 +141,14 @@ final class RoomStream {
 
 /// A call simulated end to end: each participant's audio is captured on its own (possibly
 /// drifting) clock, analysed, Opus-encoded and sent as RTP over its own ``SimulatedLink`` to one
-/// receiving client, which buffers, decodes and analyses every stream, and publishes
-/// ``CallEvent``s: joined/left, muted/unmuted, talking started/stopped (receiver's analysis;
-/// talking-while-muted from the sender's), dominant speaker, statistics.
+/// receiving client, a ``CallSession`` that buffers, decodes and analyses every stream, and
+/// publishes ``CallEvent``s: joined/left, muted/unmuted, talking started/stopped (receiver's
+/// analysis; talking-while-muted from the sender's), dominant speaker, statistics.
+///
+/// The room is a harness around that session: it declares the participants as remotes, feeds
+/// their links from their samples, reports their mutes and talking-while-muted as signalling
+/// would, tells the session when a participant's audio has ended, and fills the statistics
+/// with what only the simulation knows (frames the sender produced, what the network lost).
 ///
 /// Driven by a ``MediaScheduler`` on the given clock: with a ``VirtualMediaClock`` it runs as fast
 /// as the machine allows and is deterministic (same inputs and seed, same events); with
@@ -163,36 +170,60 @@ public final class CallRoom {
 
     private let participants: [RoomParticipant]
     private var streams: [RoomStream] = []
-    private var speaker: ActiveSpeakerDetector<ParticipantID>
-    private var start = MonotonicTime.zero
-    private var mediaNow = 0.0
-    private var finished = false
+    private var session: CallSession?
 
-    public init(participants: [RoomParticipant], configuration: RoomConfiguration, clock: any MediaClock) {
-        precondition(Set(participants.map(\.name)).count == participants.count, "participant names must be unique")
+    /// A room of `participants` (their names must be unique).
+    /// - Throws: ``CallSessionError/duplicateName(_:)`` for a name given twice.
+    public init(participants: [RoomParticipant], configuration: RoomConfiguration, clock: any MediaClock) throws(CallSessionError) {
+        var seen = Set<ParticipantID>()
+        for p in participants where !seen.insert(p.name).inserted { throw .duplicateName(p.name) }
         self.participants = participants
         self.configuration = configuration
         self.clock = clock
-        speaker = ActiveSpeakerDetector(configuration: configuration.activeSpeaker)
-    }
-
-    private func emit(_ event: CallEvent) {
-        state.apply(event)
-        onEvent?(event)
-        events.publish(event)
     }
 
     /// Runs the call to its end (every participant left and every stream drained).
     /// - Throws: an ``OpusError`` or ``VADError`` if a participant's rate is unsupported.
     public func run() throws {
-        start = clock.now()
+        let start = clock.now()
         let ntpOffset = 3_900_000_000.0
         streams = try participants.enumerated().map { i, p in
             try RoomStream(spec: p, index: i, configuration: configuration, start: start, ntpOffset: ntpOffset)
         }
+        var settings = CallSessionConfiguration()
+        settings.receive = configuration.receive
+        settings.receive.payloadType = configuration.send.payloadType
+        settings.receive.callStartNTP = ntpOffset + start.seconds
+        settings.activeSpeaker = configuration.activeSpeaker
+        settings.statisticsInterval = configuration.statisticsInterval
+        settings.dominantInterval = configuration.dominantInterval
+        settings.admitsUndeclaredRemotes = false
+        settings.maximumRemotes = max(1, streams.count)
+        settings.remoteTimeout = .infinity
+        settings.endsWhenEveryoneLeft = true
+        let session = CallSession(configuration: settings, clock: clock, start: start)
+        self.session = session
+        session.onEvent = { [unowned self] e in
+            self.state.apply(e)
+            self.onEvent?(e)
+            self.events.publish(e)
+        }
+        session.onFrame = { [unowned self] t in self.onFrame?(t) }
+        session.refineStatistics = { [unowned self] name, a in
+            guard let s = self.streams.first(where: { $0.spec.name == name }) else { return }
+            self.refine(&a, of: s)
+        }
         for s in streams {
-            speaker.join(s.spec.name)
-            emit(CallEvent(time: 0, participant: s.spec.name, kind: .joined))
+            let v = s.video.map { RemoteVideo(ssrc: $0.ssrc, width: $0.width, height: $0.height) }
+            try session.addRemote(RemoteParticipant(name: s.spec.name, audioSSRC: s.sender.configuration.ssrc, video: v))
+        }
+        for s in streams {
+            let audio = session.addTransport(s.link.take()!, role: .audio(of: s.spec.name))
+            s.handle = session.transportHandle(audio)
+            if let v = s.video {
+                let video = session.addTransport(v.link.take()!, role: .video(of: s.spec.name))
+                s.videoHandle = session.transportHandle(video)
+            }
         }
         let scheduler = MediaScheduler(clock: clock)
         for s in streams {
@@ -201,7 +232,7 @@ public final class CallRoom {
             sendID = scheduler.add("send-\(s.spec.name)",
                                    pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .catchUp)) { [unowned self] frames, _ in
                 for k in frames where !s.ended {
-                    self.sendFrame(s, index: Int(k))
+                    self.sendFrame(s, index: Int(k), start: start)
                 }
                 if s.ended, let id = sendID { scheduler.remove(id) }
             }
@@ -219,45 +250,28 @@ public final class CallRoom {
                 }
                 v.sender.skipped(frames.count - 1)
                 let k = frames.upperBound - 1
-                if v.receiver.takeKeyframeRequest() { v.sender.requestKeyframe() }
-                let captured = self.start.advanced(byNanoseconds: Int64((Double(k) * period).rounded()))
+                if session.takeKeyframeRequest(of: s.spec.name) { v.sender.requestKeyframe() }
+                let captured = start.advanced(byNanoseconds: Int64((Double(k) * period).rounded()))
                 let ticks = UInt32(truncatingIfNeeded: Int64((Double(k) * 90_000 / fps).rounded()))
-                v.sender.send(s.spec.video[Int(k) % s.spec.video.count], mediaTicks: ticks, capturedAt: captured, over: &v.link)
+                v.sender.send(s.spec.video[Int(k) % s.spec.video.count], mediaTicks: ticks, capturedAt: captured,
+                              over: &s.videoHandle!)
             }
         }
-        let frameMs = configuration.receive.frameMs
-        let playout = FramePacer(periodNanoseconds: Double(frameMs) * 1e6, origin: start, policy: .catchUp)
-        let framesPerDecision = max(1, Int((configuration.dominantInterval * 1000).rounded()) / frameMs)
-        let framesPerStats = max(1, Int((configuration.statisticsInterval * 1000).rounded()) / frameMs)
-        var playoutID: MediaScheduler.StreamID?
-        playoutID = scheduler.add("playout", pacer: playout) { [unowned self] frames, _ in
-            for k in frames {
-                let t = playout.deadline(ofFrame: k)
-                self.playoutFrame(at: t)
-                if (k + 1) % Int64(framesPerDecision) == 0 { self.decideDominant() }
-                if (k + 1) % Int64(framesPerStats) == 0 { self.publishStatistics() }
-                self.onFrame?(self.mediaNow)
-                if self.streams.allSatisfy(\.left) {
-                    self.finished = true
-                    if let id = playoutID { scheduler.remove(id) }
-                    return
-                }
-            }
-        }
-        scheduler.runUntil(MonotonicTime(nanoseconds: .max), shouldStop: { self.finished })
-        publishStatistics()
+        session.attach(to: scheduler)
+        scheduler.runUntil(MonotonicTime(nanoseconds: .max), shouldStop: { session.isFinished })
+        session.stop()
         events.finish()
     }
 
-    private func sendFrame(_ s: RoomStream, index: Int) {
+    private func sendFrame(_ s: RoomStream, index: Int, start: MonotonicTime) {
         let n = s.frame.count
         let captureStart = Int64(index) * Int64(n)
         let mediaStart = Double(captureStart) / Double(s.spec.sampleRate)
         let total = s.spec.samples.count
         if let limit = configuration.duration {
-            if mediaStart >= limit { s.ended = true; return }
+            if mediaStart >= limit { end(s); return }
         } else if Int(captureStart) >= total {
-            s.ended = true
+            end(s)
             return
         }
         // Fill the frame (looping for soak runs; the file's tail padded with silence).
@@ -273,128 +287,59 @@ public final class CallRoom {
         let shouldMute = s.spec.mutedIntervals.contains { $0.contains(mediaTime) }
         if shouldMute != s.muted {
             s.muted = shouldMute
-            emit(CallEvent(time: mediaTime, participant: s.spec.name, kind: shouldMute ? .muted : .unmuted))
+            session?.publish(CallEvent(time: mediaTime, participant: s.spec.name, kind: shouldMute ? .muted : .unmuted))
         }
         let name = s.spec.name
         let muted = s.muted
         let rate = Double(s.spec.sampleRate)
         s.frame.withUnsafeBufferPointer { f in
-            s.sender.send(f, capturedAt: captured, muted: muted, over: &s.link) { e in
+            s.sender.send(f, capturedAt: captured, muted: muted, over: &s.handle!) { e in
                 // The sender's own analysis matters only as talking-while-muted (the receiver
                 // hears silence then); everything else comes from the receiver's analysis.
                 if e.kind == .started ? !e.muted : !s.talkingWhileMuted { return }
                 s.talkingWhileMuted = e.kind == .started
                 func media(_ streamSeconds: Double) -> Double {
-                    Double(self.start.nanoseconds(to: s.capture.time(ofSample: Int64(streamSeconds * rate)))) / 1e9
+                    Double(start.nanoseconds(to: s.capture.time(ofSample: Int64(streamSeconds * rate)))) / 1e9
                 }
                 let change = TalkingChange(levelDbov: e.levelDbov, reason: e.reason, whileMuted: true,
                                            segmentTime: media(e.segmentTime), probability: e.probability)
-                self.emit(CallEvent(time: media(e.time), participant: name,
-                                    kind: e.kind == .started ? .talkingStarted(change) : .talkingStopped(change)))
-            }
-        }
-        s.sentFrames += 1
-    }
-
-    private func playoutFrame(at t: MonotonicTime) {
-        for s in streams where !s.left {
-            s.link.receive(until: t) { bytes, arrival in s.receiver.receive(bytes, at: arrival) }
-            let name = s.spec.name
-            s.receiver.playout(at: t, sink: { _ in }, onDecision: { d in
-                self.speaker.update(name, decision: d)
-                self.mediaNow = max(self.mediaNow, d.time + VoiceActivityDetector.frameDuration)
-            }, onTalk: { e in
-                self.emitTalk(e, for: name)
-            })
-            if let v = s.video {
-                v.link.receive(until: t) { bytes, arrival in v.receiver.receive(bytes, at: arrival) }
-                if let played = s.receiver.lastPlayed, played.timestamp != v.lastAudioPlayed {
-                    v.lastAudioPlayed = played.timestamp
-                    v.receiver.sync.useAudioMapping(s.receiver.mapping)
-                    v.receiver.sync.audioPlayed(rtpTimestamp: played.timestamp, at: played.at)
-                }
-                v.receiver.render(at: t) { _ in }
-                if !v.shownAny && v.receiver.statistics.framesShown > 0 {
-                    v.shownAny = true
-                    emit(CallEvent(time: mediaNow, participant: name, kind: .videoOn))
-                }
-            }
-            if s.ended && s.link.inFlight == 0 && s.receiver.bufferedPackets == 0 {
-                s.drainFrames += 1
-                if s.drainFrames >= 30 {       // 300 ms: the last decoded audio has played out
-                    s.receiver.finish { e in self.emitTalk(e, for: name) }
-                    s.left = true
-                    if let v = s.video, v.shownAny { emit(CallEvent(time: mediaNow, participant: name, kind: .videoOff)) }
-                    if let e = speaker.leave(name, at: mediaNow) { emitDominant(e) }
-                    emit(CallEvent(time: mediaNow, participant: name, kind: .left))
-                }
+                self.session?.publish(CallEvent(time: media(e.time), participant: name,
+                                                kind: e.kind == .started ? .talkingStarted(change) : .talkingStopped(change)))
             }
         }
     }
 
-    private func emitTalk(_ e: TalkEvent, for name: ParticipantID) {
-        let change = TalkingChange(levelDbov: e.levelDbov, reason: e.reason, whileMuted: false,
-                                   segmentTime: e.segmentTime, probability: e.probability)
-        emit(CallEvent(time: e.time, participant: name,
-                       kind: e.kind == .started ? .talkingStarted(change) : .talkingStopped(change)))
+    private func end(_ s: RoomStream) {
+        s.ended = true
+        session?.remoteEnded(s.spec.name)
     }
 
-    private func decideDominant() {
-        if let e = speaker.decide(at: mediaNow) { emitDominant(e) }
-    }
-
-    private func emitDominant(_ e: ActiveSpeakerEvent<ParticipantID>) {
-        emit(CallEvent(time: e.time, participant: e.dominant, kind: .dominantSpeakerChanged(previous: e.previous)))
-    }
-
-    private func publishStatistics() {
-        for s in streams {
-            emit(CallEvent(time: mediaNow, participant: s.spec.name, kind: .statistics(statistics(of: s))))
-        }
-    }
-
-    private func statistics(of s: RoomStream) -> ParticipantAudioStatistics {
-        let j = s.receiver.jitterStatistics
-        let r = s.receiver.statistics
-        var a = ParticipantAudioStatistics()
+    /// The figures only the simulation knows: what the sender produced and the network lost.
+    private func refine(_ a: inout ParticipantAudioStatistics, of s: RoomStream) {
         a.framesSent = s.sender.statistics.framesCaptured
-        a.framesPlayed = r.packetsPlayed
-        a.framesRecovered = j.fecRecovered
-        a.framesLate = j.late
-        a.framesLost = s.link.statistics.mediaLost + s.sender.statistics.packetsRefused + s.sender.statistics.encodeErrors
-        a.framesDiscarded = j.packetsDiscarded - j.late + r.malformed + r.unexpectedPayloadType
-        a.framesPending = s.link.inFlight + s.receiver.bufferedPackets
-        a.concealedSamples = j.concealedSamples
-        a.playedSamples = j.jitterBufferEmittedCount
-        a.meanJitterBufferDelayMs = j.jitterBufferEmittedCount == 0 ? 0
-            : j.jitterBufferDelay / Double(j.jitterBufferEmittedCount) * 1000
-        a.targetDelayMs = s.receiver.targetDelayMs
-        a.maximumTargetDelayMs = r.maximumTargetDelayMs
-        return a
-    }
-
-    private static func videoStatistics(_ v: RoomVideoStream) -> VideoStatistics {
-        var st = v.receiver.statistics
-        let sent = v.sender.statistics
-        st.framesCaptured = sent.framesCaptured
-        st.framesSkippedLate = sent.framesSkippedLate
-        st.framesEncoded = sent.framesEncoded
-        st.encodeErrors = sent.encodeErrors
-        st.packetsSent = sent.packetsSent
-        st.packetsRefused = sent.packetsRefused
-        return st
+        a.framesLost = s.linkStatistics.mediaLost + s.sender.statistics.packetsRefused + s.sender.statistics.encodeErrors
+        a.framesPending += s.handle?.inFlight ?? 0
     }
 
     /// The end-of-call figures, in join order (valid after ``run()``).
     public var reports: [RoomParticipantReport] {
-        streams.map { s in
+        streams.compactMap { s in
+            guard let session, let received = session.receiveStatistics(of: s.spec.name) else { return nil }
             let st = state[s.spec.name]
-            return RoomParticipantReport(name: s.spec.name, talkTime: st?.talkTime(at: mediaNow) ?? 0,
-                                         turns: st?.turns ?? 0, audio: statistics(of: s),
+            var video = received.video
+            if let sent = s.video?.sender.statistics {
+                video?.framesCaptured = sent.framesCaptured
+                video?.framesSkippedLate = sent.framesSkippedLate
+                video?.framesEncoded = sent.framesEncoded
+                video?.encodeErrors = sent.encodeErrors
+                video?.packetsSent = sent.packetsSent
+                video?.packetsRefused = sent.packetsRefused
+            }
+            return RoomParticipantReport(name: s.spec.name, talkTime: st?.talkTime(at: session.mediaTime) ?? 0,
+                                         turns: st?.turns ?? 0, audio: received.audio,
                                          measuredDriftPpm: s.sender.drift.driftPpm,
-                                         send: s.sender.statistics, receive: s.receiver.statistics,
-                                         link: s.link.statistics, jitter: s.receiver.jitterStatistics,
-                                         video: s.video.map(Self.videoStatistics))
+                                         send: s.sender.statistics, receive: received.receive,
+                                         link: s.linkStatistics, jitter: received.jitter, video: video)
         }
     }
 }

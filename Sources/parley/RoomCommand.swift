@@ -154,7 +154,13 @@ func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> 
     let clock: any MediaClock = realtime ? SystemMediaClock() : VirtualMediaClock()
     var configuration = RoomConfiguration(network: .room(lossPercent: inv.loss, jitterMs: inv.jitter), seed: inv.seed)
     configuration.receive.voiceActivitySource = inv.talking
-    let room = CallRoom(participants: participants, configuration: configuration, clock: clock)
+    let room: CallRoom
+    do {
+        room = try CallRoom(participants: participants, configuration: configuration, clock: clock)
+    } catch {
+        printError("parley room: \(error.description)")
+        return ExitStatus.usage
+    }
 
     var lines = [String]()
     lines.reserveCapacity(64)

@@ -17,7 +17,7 @@ private func loadConversation(driftPpm: [Double] = []) throws -> [RoomParticipan
 /// Runs a room on the virtual clock; returns its events (statistics excluded) and reports.
 private func runRoom(_ participants: [RoomParticipant], _ configuration: RoomConfiguration)
     throws -> (events: [CallEvent], reports: [RoomParticipantReport]) {
-    let room = CallRoom(participants: participants, configuration: configuration, clock: VirtualMediaClock())
+    let room = try CallRoom(participants: participants, configuration: configuration, clock: VirtualMediaClock())
     var events: [CallEvent] = []
     room.onEvent = { e in if case .statistics = e.kind {} else { events.append(e) } }
     try room.run()
@@ -139,7 +139,7 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     let participants = try loadConversation().map { p in
         var q = p; q.samples = Array(q.samples.prefix(16_000 * 3)); return q
     }
-    let room = CallRoom(participants: participants, configuration: RoomConfiguration(), clock: VirtualMediaClock())
+    let room = try CallRoom(participants: participants, configuration: RoomConfiguration(), clock: VirtualMediaClock())
     let stream = room.events.events()
     var direct: [CallEvent] = []
     room.onEvent = { direct.append($0) }

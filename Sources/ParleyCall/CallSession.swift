@@ -1,0 +1,651 @@
+// A call as a client sees it: a local participant sending, remote participants demultiplexed by
+// SSRC from any number of transports, and the call's events and state.
+
+import ParleyCodecs
+import ParleyDevices
+import ParleyJitter
+import ParleyRTP
+import ParleyVoice
+
+/// Settings of a ``CallSession``.
+public struct CallSessionConfiguration: Sendable {
+    /// Receive-side settings of every remote participant's audio (the payload type, the
+    /// audio-level extension, where talking decisions come from, the jitter buffer).
+    public var receive = AudioReceiveConfiguration()
+    /// Dominant-speaker settings.
+    public var activeSpeaker = ActiveSpeakerConfiguration()
+    /// Cadence of ``CallEvent/Kind/statistics(_:)`` events, seconds. Default 1 s.
+    public var statisticsInterval = 1.0
+    /// Cadence of the dominant-speaker decision, seconds. Default 0.1 s.
+    public var dominantInterval = 0.1
+    /// A remote participant that sends nothing for this long (seconds) is taken to have gone:
+    /// its audio plays out and it leaves (a `left` event). Default 5 s, well beyond a loss burst
+    /// or a sender muted with DTX (which still sends a packet every 400 ms).
+    public var remoteTimeout = 5.0
+    /// After a remote has ended (RTCP BYE, ``CallSession/remoteEnded(_:)`` or the timeout) and
+    /// its jitter buffer and transports are empty, the playout frames it still gets before it
+    /// leaves (its last decoded audio plays out). Default 30 (300 ms at 10 ms frames).
+    public var drainFrames = 30
+    /// Whether a packet from an SSRC no remote was declared with creates a remote participant
+    /// (named ``CallSession/defaultName(ofSSRC:)``). Default true. Off, such packets are
+    /// counted in ``CallSessionStatistics/unknownSSRC`` and dropped.
+    public var admitsUndeclaredRemotes = true
+    /// Most remote participants at once; packets of further SSRCs are counted in
+    /// ``CallSessionStatistics/refusedRemotes`` and dropped. Default 64.
+    public var maximumRemotes = 64
+    /// Whether the session ends (its playout stops, final statistics are published and its
+    /// event streams finish) once every remote participant that joined has left. Default false:
+    /// a client's call runs until ``CallSession/stop()``.
+    public var endsWhenEveryoneLeft = false
+
+    public init() {}
+}
+
+/// A remote participant known before its first packet (from signalling: an SDP, a server's
+/// event), so that it joins under its name and its video is received.
+public struct RemoteParticipant: Sendable, Hashable {
+    /// Unique name in the call.
+    public var name: ParticipantID
+    /// SSRC of its audio stream.
+    public var audioSSRC: UInt32
+    /// Its video stream, if it sends one.
+    public var video: RemoteVideo?
+
+    public init(name: ParticipantID, audioSSRC: UInt32, video: RemoteVideo? = nil) {
+        self.name = name; self.audioSSRC = audioSSRC; self.video = video
+    }
+}
+
+/// A remote participant's VP8 video stream.
+public struct RemoteVideo: Sendable, Hashable {
+    public var ssrc: UInt32
+    /// Picture size.
+    public var width: Int
+    public var height: Int
+    /// RTP payload type. Default 96.
+    public var payloadType: UInt8
+
+    public init(ssrc: UInt32, width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType) {
+        self.ssrc = ssrc; self.width = width; self.height = height; self.payloadType = payloadType
+    }
+}
+
+/// Counters of a ``CallSession``'s demultiplexer.
+public struct CallSessionStatistics: Sendable, Hashable {
+    /// Datagrams received on all transports.
+    public var datagrams = 0
+    /// Datagrams too short to carry an SSRC (counted, dropped).
+    public var malformed = 0
+    /// Datagrams from an SSRC no remote has, with undeclared remotes not admitted (dropped).
+    public var unknownSSRC = 0
+    /// Datagrams from a new SSRC beyond ``CallSessionConfiguration/maximumRemotes`` (dropped).
+    public var refusedRemotes = 0
+    /// Datagrams after the remote had left (dropped).
+    public var afterLeaving = 0
+    /// RTCP BYE packets taken.
+    public var byes = 0
+    public init() {}
+}
+
+/// Why a ``CallSession`` refused a request.
+public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A participant of that name is already in the call.
+    case duplicateName(ParticipantID)
+    /// A remote already uses that SSRC (or the local participant does).
+    case duplicateSSRC(UInt32)
+    /// The session already has a local participant.
+    case localAlreadyAdded
+    /// No transport has that identifier.
+    case unknownTransport
+    /// The session has already started: remotes' transports and the local participant are
+    /// added before ``CallSession/attach(to:)``.
+    case alreadyStarted
+    /// The remote's video could not be set up (the VP8 decoder failed).
+    case video(String)
+    /// The local participant's source does not deliver mono audio at the send rate.
+    case localFormat(expected: AudioFormat, got: AudioFormat)
+
+    public var description: String {
+        switch self {
+        case .duplicateName(let n): "a participant named \(n) is already in the call"
+        case .duplicateSSRC(let s): "SSRC \(CallSession.hex(s)) is already in use in the call"
+        case .localAlreadyAdded: "the call already has a local participant"
+        case .unknownTransport: "no such transport in this call"
+        case .alreadyStarted: "the call has started: add transports and the local participant before it does"
+        case .video(let m): "video: \(m)"
+        case .localFormat(let e, let g): "the local source delivers \(g); the send pipeline takes \(e) (resample or mix it down first)"
+        }
+    }
+}
+
+/// A transport added to a ``CallSession``.
+public struct CallTransportID: Sendable, Hashable {
+    let index: Int
+}
+
+/// What a transport carries, for the session's per-frame order and a remote's end.
+public enum CallTransportRole: Sendable, Hashable {
+    /// Any participant's media, demultiplexed by SSRC (a UDP socket of a real call). Drained
+    /// first in every playout frame.
+    case shared
+    /// One remote participant's audio: drained just before that remote plays out, and the
+    /// remote leaves only once nothing is in flight on it (a simulated link).
+    case audio(of: ParticipantID)
+    /// One remote participant's video: drained just after its audio played out (so lip sync
+    /// sees the audio of this frame).
+    case video(of: ParticipantID)
+}
+
+/// A transport of any type, boxed so that a session holds several.
+class SessionTransport {
+    func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { false }
+    func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {}
+    var inFlight: Int { 0 }
+}
+
+final class BoxedTransport<T: PacketTransport & ~Copyable>: SessionTransport {
+    var base: T
+    init(_ base: consuming T) { self.base = base }
+    override func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { base.send(bytes, at: time) }
+    override func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
+        base.receive(until: time, body)
+    }
+    override var inFlight: Int { base.inFlight }
+}
+
+/// A boxed transport as a value the send pipelines take `inout`.
+struct TransportHandle: PacketTransport {
+    let box: SessionTransport
+    mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { box.send(bytes, at: time) }
+    mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
+        box.receive(until: time, body)
+    }
+    var inFlight: Int { box.inFlight }
+}
+
+/// One remote participant's receive side.
+final class SessionRemote {
+    let name: ParticipantID
+    let audioSSRC: UInt32
+    var receiver: AudioReceivePipeline<OpusJitterDecoder>
+    var video: SessionRemoteVideo?
+    /// Its own audio transports (``CallTransportRole/audio(of:)``) and video ones.
+    var audioTransports: [SessionTransport] = []
+    var videoTransports: [SessionTransport] = []
+    var lastArrival: MonotonicTime?
+    var ended = false
+    var left = false
+    var drainFrames = 0
+
+    init(name: ParticipantID, audioSSRC: UInt32, configuration: AudioReceiveConfiguration) throws {
+        self.name = name
+        self.audioSSRC = audioSSRC
+        let decoder = try OpusJitterDecoder(sampleRate: configuration.sampleRate, channels: 1)
+        receiver = try AudioReceivePipeline(configuration: configuration, decoder: decoder)
+    }
+}
+
+final class SessionRemoteVideo {
+    let ssrc: UInt32
+    var receiver: VideoReceivePipeline
+    var shownAny = false
+    var lastAudioPlayed: UInt32?
+
+    init(_ v: RemoteVideo) throws(VPXError) {
+        ssrc = v.ssrc
+        receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType)
+    }
+}
+
+/// The local participant's capture and send side.
+final class SessionLocal {
+    let name: ParticipantID
+    var sender: AudioSendPipeline
+    let transport: SessionTransport
+    let read: (inout AudioSendPipeline, inout TransportHandle, Bool, (TalkEvent) -> Void) throws -> Bool
+    var muted = false
+    var talkingWhileMuted = false
+    var ended = false
+
+    init(name: ParticipantID, sender: consuming AudioSendPipeline, transport: SessionTransport,
+         read: @escaping (inout AudioSendPipeline, inout TransportHandle, Bool, (TalkEvent) -> Void) throws -> Bool) {
+        self.name = name; self.sender = sender; self.transport = transport; self.read = read
+    }
+}
+
+final class CaptureBox<S: AudioCaptureSource<Int16> & ~Copyable> {
+    var source: S
+    var frame: AudioFrame<Int16>
+    init(_ source: consuming S, frame: AudioFrame<Int16>) { self.source = source; self.frame = frame }
+}
+
+/// One call as a client app sees it: the grid of participants and who is talking.
+///
+/// - **Remote participants** arrive over any number of ``PacketTransport``s (a
+///   ``UDPTransport`` in a real call, ``SimulatedLink``s in a simulation), demultiplexed by
+///   SSRC: each is declared with ``addRemote(_:)`` from signalling or created on its first
+///   packet. Each gets its own receive pipeline (jitter buffer, Opus decoding with PLC/FEC,
+///   talking detection) and video pipeline, and an RTCP BYE, ``remoteEnded(_:)`` or
+///   ``CallSessionConfiguration/remoteTimeout`` of silence makes it leave once its audio has
+///   played out.
+/// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
+///   from any ``AudioCaptureSource`` (ALSA, a file, a test source), analysed, encoded and sent;
+///   its talking and talking-while-muted come from its own capture.
+/// - **Events**: joined/left, muted/unmuted, video on/off, talking started/stopped (with
+///   level and reason), dominant speaker, statistics, through ``events`` (an async sequence
+///   per subscriber that never loses a talking edge; see ``CallEventHub``), ``onEvent`` on the
+///   call's thread, and ``state``, the ``CallState`` a UI renders.
+///
+/// Driven by a ``MediaScheduler`` on an injected ``MediaClock``: ``attach(to:)`` adds the
+/// session's streams to a scheduler (with a ``VirtualMediaClock`` a call runs as fast as the
+/// machine allows and is deterministic), or ``run(until:)`` runs one of its own. No allocation
+/// per packet or frame on the media path once every participant has joined.
+///
+/// Threading: one thread (the scheduler's) calls everything but ``events`` and the hub, which
+/// any task may consume.
+public final class CallSession {
+    public let configuration: CallSessionConfiguration
+    public let clock: any MediaClock
+    /// The call's media time zero.
+    public let start: MonotonicTime
+    /// Every event, as async sequences.
+    public let events = CallEventHub()
+    /// Called synchronously for every event before it is published (a UI on this thread).
+    public var onEvent: ((CallEvent) -> Void)?
+    /// Called after every playout frame with the media time (a UI's redraw cadence).
+    public var onFrame: ((Double) -> Void)?
+    /// Called with every remote participant's played-out audio (10 ms frames at
+    /// ``AudioReceiveConfiguration/sampleRate``), e.g. to mix it to a speaker or a file.
+    public var onAudio: ((ParticipantID, UnsafeBufferPointer<Int16>) -> Void)?
+    /// Called before each statistics event is published, so that a harness that knows the
+    /// sender's side (a simulation) can fill in the figures a receiver cannot see.
+    public var refineStatistics: ((ParticipantID, inout ParticipantAudioStatistics) -> Void)?
+    /// The state folded from the events so far.
+    public private(set) var state = CallState()
+    /// Demultiplexer counters.
+    public private(set) var statistics = CallSessionStatistics()
+    /// Media seconds played out so far.
+    public private(set) var mediaTime = 0.0
+    /// Why the local participant's capture stopped, if its source failed (an ALSA error, an
+    /// unreadable file); the local participant then sends no more.
+    public private(set) var localFailure: (any Error)?
+    /// Whether the session has ended (``stop()``, or everyone left with
+    /// ``CallSessionConfiguration/endsWhenEveryoneLeft``).
+    public private(set) var isFinished = false
+
+    private var transports: [(box: SessionTransport, role: CallTransportRole)] = []
+    private var remotes: [SessionRemote] = []
+    /// SSRC -> (remote index, is video), for the demultiplexer; capacity reserved up front.
+    private var bySSRC: [UInt32: (remote: Int, video: Bool)] = [:]
+    private var local: SessionLocal?
+    private var speaker: ActiveSpeakerDetector<ParticipantID>
+    private var scheduler: MediaScheduler?
+    private var playoutID: MediaScheduler.StreamID?
+    private var sendID: MediaScheduler.StreamID?
+
+    /// A session whose media time zero is `start` (default: the clock's now).
+    public init(configuration: CallSessionConfiguration = .init(), clock: any MediaClock, start: MonotonicTime? = nil) {
+        self.configuration = configuration
+        self.clock = clock
+        self.start = start ?? clock.now()
+        speaker = ActiveSpeakerDetector(configuration: configuration.activeSpeaker)
+        bySSRC.reserveCapacity(2 * max(1, configuration.maximumRemotes) + 2)
+        remotes.reserveCapacity(max(1, configuration.maximumRemotes))
+    }
+
+    /// The name a remote created on its first packet gets: `ssrc-` and its SSRC in hex.
+    public static func defaultName(ofSSRC ssrc: UInt32) -> ParticipantID { "ssrc-" + hex(ssrc) }
+
+    static func hex(_ v: UInt32) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 8 - s.count) + s
+    }
+
+    // MARK: Set-up
+
+    /// Adds a transport; every datagram it receives goes through the SSRC demultiplexer.
+    @discardableResult
+    public func addTransport<T: PacketTransport & ~Copyable>(_ transport: consuming T,
+                                                             role: CallTransportRole = .shared) -> CallTransportID {
+        let box = BoxedTransport(transport)
+        transports.append((box, role))
+        attachTransports()
+        return CallTransportID(index: transports.count - 1)
+    }
+
+    /// Declares a remote participant: it joins now (a `joined` event) under its name, and
+    /// packets of its SSRCs are its media.
+    /// - Throws: ``CallSessionError`` for a name or SSRC already in the call, or a video
+    ///   decoder that cannot be created; a ``VADError`` if the receive rate is unsupported.
+    public func addRemote(_ remote: RemoteParticipant) throws {
+        guard !remotes.contains(where: { $0.name == remote.name && !$0.left }), local?.name != remote.name else {
+            throw CallSessionError.duplicateName(remote.name)
+        }
+        for ssrc in [remote.audioSSRC] + (remote.video.map { [$0.ssrc] } ?? []) where bySSRC[ssrc] != nil {
+            throw CallSessionError.duplicateSSRC(ssrc)
+        }
+        if let l = local, l.sender.configuration.ssrc == remote.audioSSRC { throw CallSessionError.duplicateSSRC(remote.audioSSRC) }
+        let r = try SessionRemote(name: remote.name, audioSSRC: remote.audioSSRC, configuration: configuration.receive)
+        if let v = remote.video {
+            do { r.video = try SessionRemoteVideo(v) } catch { throw CallSessionError.video("\(error)") }
+        }
+        join(r)
+    }
+
+    private func join(_ r: SessionRemote) {
+        remotes.append(r)
+        let index = remotes.count - 1
+        bySSRC[r.audioSSRC] = (index, false)
+        if let v = r.video { bySSRC[v.ssrc] = (index, true) }
+        attachTransports()
+        speaker.join(r.name)
+        emit(CallEvent(time: mediaTime, participant: r.name, kind: .joined))
+    }
+
+    /// Ties the transports with a remote's role to that remote.
+    private func attachTransports() {
+        for r in remotes {
+            r.audioTransports = transports.compactMap { t in t.role == .audio(of: r.name) ? t.box : nil }
+            r.videoTransports = transports.compactMap { t in t.role == .video(of: r.name) ? t.box : nil }
+        }
+    }
+
+    /// Adds the local participant: frames of ``AudioSendConfiguration/packetSamples`` are read
+    /// from `source` every packet interval, analysed (its talking events), encoded and sent on
+    /// the transport `sendingOn`. It joins now (a `joined` event).
+    /// - Throws: ``CallSessionError`` (a second local participant, a name in use, an unknown
+    ///   transport, a session already started, a source that is not mono at the send rate);
+    ///   ``OpusError`` or ``VADError`` for a rate they do not take.
+    ///
+    /// A paced source (a device, ParleyDevices' file and test sources) is read when its packet
+    /// is due and returns once the packet's samples are captured.
+    public func addLocal<S: AudioCaptureSource<Int16> & ~Copyable>(
+        name: ParticipantID, source: consuming S, configuration send: AudioSendConfiguration = .init(),
+        sendingOn transport: CallTransportID
+    ) throws {
+        guard local == nil else { throw CallSessionError.localAlreadyAdded }
+        guard sendID == nil else { throw CallSessionError.alreadyStarted }
+        guard transport.index >= 0, transport.index < transports.count else { throw CallSessionError.unknownTransport }
+        guard !remotes.contains(where: { $0.name == name && !$0.left }) else { throw CallSessionError.duplicateName(name) }
+        guard bySSRC[send.ssrc] == nil else { throw CallSessionError.duplicateSSRC(send.ssrc) }
+        let format = AudioFormat(sampleRate: send.sampleRate, channels: 1)
+        guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
+        let sender = try AudioSendPipeline(configuration: send)
+        let box = CaptureBox(source, frame: AudioFrame<Int16>(format: format, samplesPerChannel: send.packetSamples))
+        local = SessionLocal(name: name, sender: sender, transport: transports[transport.index].box) { pipeline, handle, muted, onTalk in
+            try pipeline.captureAndSend(from: &box.source, into: &box.frame, muted: muted, over: &handle, onTalk: onTalk)
+        }
+        speaker.join(name)
+        emit(CallEvent(time: mediaTime, participant: name, kind: .joined))
+    }
+
+    /// Mutes or unmutes the local participant (a `muted` / `unmuted` event): while muted,
+    /// silence is sent and its talking shows as talking-while-muted.
+    public func setLocalMuted(_ muted: Bool) {
+        guard let l = local, l.muted != muted else { return }
+        l.muted = muted
+        emit(CallEvent(time: mediaTime, participant: l.name, kind: muted ? .muted : .unmuted))
+    }
+
+    /// The local participant's send counters, if it has one.
+    public var localStatistics: AudioSendStatistics? { local?.sender.statistics }
+
+    /// Marks a remote participant as ended (its signalling said it left): it leaves once its
+    /// audio has played out. Unknown names are ignored.
+    public func remoteEnded(_ name: ParticipantID) {
+        for r in remotes where r.name == name { r.ended = true }
+    }
+
+    /// Publishes an event that comes from signalling rather than media (a server saying a
+    /// participant muted, a participant's own talking-while-muted), folded into ``state``.
+    public func publish(_ event: CallEvent) { emit(event) }
+
+    // MARK: Running
+
+    /// Adds the session's streams to `scheduler`: the local participant's capture (every
+    /// packet interval, catching up late frames) and the playout of every remote (every
+    /// ``AudioReceiveConfiguration/frameMs``), both from ``start``. Call once.
+    public func attach(to scheduler: MediaScheduler) {
+        guard self.scheduler == nil else { return }
+        self.scheduler = scheduler
+        if let l = local {
+            let period = Double(l.sender.configuration.packetMs) * 1e6
+            sendID = scheduler.add("send-\(l.name)", pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .catchUp)) {
+                [unowned self] frames, _ in
+                for _ in frames where !l.ended { self.sendLocalFrame(l) }
+            }
+        }
+        let frameMs = configuration.receive.frameMs
+        let playout = FramePacer(periodNanoseconds: Double(frameMs) * 1e6, origin: start, policy: .catchUp)
+        let framesPerDecision = max(1, Int((configuration.dominantInterval * 1000).rounded()) / frameMs)
+        let framesPerStats = max(1, Int((configuration.statisticsInterval * 1000).rounded()) / frameMs)
+        playoutID = scheduler.add("playout", pacer: playout) { [unowned self] frames, _ in
+            for k in frames where !self.isFinished {
+                self.playoutFrame(at: playout.deadline(ofFrame: k))
+                if (k + 1) % Int64(framesPerDecision) == 0 { self.decideDominant() }
+                if (k + 1) % Int64(framesPerStats) == 0 { self.publishStatistics() }
+                self.onFrame?(self.mediaTime)
+                if self.configuration.endsWhenEveryoneLeft, !self.remotes.isEmpty, self.remotes.allSatisfy(\.left) {
+                    self.stop()
+                }
+            }
+        }
+    }
+
+    /// Runs the call on a scheduler of its own until `end` (default: until ``stop()`` or, with
+    /// ``CallSessionConfiguration/endsWhenEveryoneLeft``, everyone left), then stops it.
+    public func run(until end: MonotonicTime = MonotonicTime(nanoseconds: .max)) {
+        let scheduler = self.scheduler ?? MediaScheduler(clock: clock)
+        attach(to: scheduler)
+        scheduler.runUntil(end, shouldStop: { self.isFinished })
+        stop()
+    }
+
+    /// Ends the session: its streams leave the scheduler, the final statistics are published
+    /// and every event stream finishes. Calling it again does nothing.
+    public func stop() {
+        guard !isFinished else { return }
+        isFinished = true
+        if let s = scheduler {
+            if let id = playoutID { s.remove(id) }
+            if let id = sendID { s.remove(id) }
+        }
+        publishStatistics()
+        events.finish()
+    }
+
+    // MARK: Media path
+
+    private func emit(_ event: CallEvent) {
+        state.apply(event)
+        onEvent?(event)
+        events.publish(event)
+    }
+
+    private func sendLocalFrame(_ l: SessionLocal) {
+        var handle = TransportHandle(box: l.transport)
+        let name = l.name
+        let muted = l.muted
+        do {
+            let more = try l.read(&l.sender, &handle, muted) { e in
+                let change = TalkingChange(levelDbov: e.levelDbov, reason: e.reason, whileMuted: e.muted,
+                                           segmentTime: e.segmentTime, probability: e.probability)
+                self.emit(CallEvent(time: e.time, participant: name,
+                                    kind: e.kind == .started ? .talkingStarted(change) : .talkingStopped(change)))
+            }
+            if !more { l.ended = true }
+        } catch {
+            l.ended = true
+            localFailure = error
+        }
+    }
+
+    /// Routes one datagram to its remote by SSRC (RTP: bytes 8-11; RTCP: the sender's SSRC,
+    /// bytes 4-7; an RTCP BYE ends the remotes it names).
+    private func demultiplex(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
+        statistics.datagrams += 1
+        let rtcp = bytes.count >= 2 && (200...204).contains(bytes[1])
+        guard bytes.count >= (rtcp ? 8 : 12), bytes[0] >> 6 == 2 else { statistics.malformed += 1; return }
+        let at = rtcp ? 4 : 8
+        let ssrc = UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
+        var route = bySSRC[ssrc]
+        if route == nil {
+            guard configuration.admitsUndeclaredRemotes else { statistics.unknownSSRC += 1; return }
+            guard remotes.count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
+            guard !rtcp, let r = try? SessionRemote(name: Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
+                                                    configuration: configuration.receive) else {
+                statistics.unknownSSRC += 1
+                return
+            }
+            join(r)
+            route = bySSRC[ssrc]
+        }
+        let r = remotes[route!.remote]
+        guard !r.left else { statistics.afterLeaving += 1; return }
+        r.lastArrival = arrival
+        if rtcp, Self.containsBye(bytes) {
+            statistics.byes += 1
+            r.ended = true
+        }
+        if route!.video {
+            r.video?.receiver.receive(bytes, at: arrival)
+        } else {
+            r.receiver.receive(bytes, at: arrival)
+        }
+    }
+
+    /// Whether an RTCP compound packet holds a BYE (packet type 203), walking the headers.
+    private static func containsBye(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while i + 4 <= bytes.count {
+            if bytes[i + 1] == 203 { return true }
+            i += 4 * (Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) + 1)
+        }
+        return false
+    }
+
+    private func playoutFrame(at t: MonotonicTime) {
+        for tr in transports where tr.role == .shared {
+            tr.box.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
+        }
+        for r in remotes where !r.left {
+            for tr in r.audioTransports {
+                tr.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
+            }
+            let name = r.name
+            r.receiver.playout(at: t, sink: { pcm in
+                self.onAudio?(name, pcm)
+            }, onDecision: { d in
+                self.speaker.update(name, decision: d)
+                self.mediaTime = max(self.mediaTime, d.time + VoiceActivityDetector.frameDuration)
+            }, onTalk: { e in
+                self.emitTalk(e, for: name)
+            })
+            if let v = r.video {
+                for tr in r.videoTransports {
+                    tr.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
+                }
+                if let played = r.receiver.lastPlayed, played.timestamp != v.lastAudioPlayed {
+                    v.lastAudioPlayed = played.timestamp
+                    v.receiver.sync.useAudioMapping(r.receiver.mapping)
+                    v.receiver.sync.audioPlayed(rtpTimestamp: played.timestamp, at: played.at)
+                }
+                v.receiver.render(at: t) { _ in }
+                if !v.shownAny && v.receiver.statistics.framesShown > 0 {
+                    v.shownAny = true
+                    emit(CallEvent(time: mediaTime, participant: name, kind: .videoOn))
+                }
+            }
+            if !r.ended, configuration.remoteTimeout.isFinite, let last = r.lastArrival,
+               Double(last.nanoseconds(to: t)) > configuration.remoteTimeout * 1e9 {
+                r.ended = true
+            }
+            if r.ended && r.audioTransports.allSatisfy({ $0.inFlight == 0 }) && r.receiver.bufferedPackets == 0 {
+                r.drainFrames += 1
+                if r.drainFrames >= configuration.drainFrames { leave(r) }
+            }
+        }
+    }
+
+    private func leave(_ r: SessionRemote) {
+        let name = r.name
+        r.receiver.finish { e in self.emitTalk(e, for: name) }
+        r.left = true
+        bySSRC[r.audioSSRC] = nil
+        if let v = r.video {
+            bySSRC[v.ssrc] = nil
+            if v.shownAny { emit(CallEvent(time: mediaTime, participant: name, kind: .videoOff)) }
+        }
+        if let e = speaker.leave(name, at: mediaTime) { emitDominant(e) }
+        emit(CallEvent(time: mediaTime, participant: name, kind: .left))
+    }
+
+    private func emitTalk(_ e: TalkEvent, for name: ParticipantID) {
+        let change = TalkingChange(levelDbov: e.levelDbov, reason: e.reason, whileMuted: false,
+                                   segmentTime: e.segmentTime, probability: e.probability)
+        emit(CallEvent(time: e.time, participant: name,
+                       kind: e.kind == .started ? .talkingStarted(change) : .talkingStopped(change)))
+    }
+
+    private func decideDominant() {
+        if let e = speaker.decide(at: mediaTime) { emitDominant(e) }
+    }
+
+    private func emitDominant(_ e: ActiveSpeakerEvent<ParticipantID>) {
+        emit(CallEvent(time: e.time, participant: e.dominant, kind: .dominantSpeakerChanged(previous: e.previous)))
+    }
+
+    private func publishStatistics() {
+        for r in remotes {
+            var a = Self.receiveStatistics(r)
+            refineStatistics?(r.name, &a)
+            emit(CallEvent(time: mediaTime, participant: r.name, kind: .statistics(a)))
+        }
+    }
+
+    /// What a receiver can tell of a remote's audio: frames sent are those it accounts for
+    /// (played, late, lost by sequence gaps, discarded, still buffered).
+    private static func receiveStatistics(_ r: SessionRemote) -> ParticipantAudioStatistics {
+        let j = r.receiver.jitterStatistics
+        let s = r.receiver.statistics
+        var a = ParticipantAudioStatistics()
+        a.framesPlayed = s.packetsPlayed
+        a.framesRecovered = j.fecRecovered
+        a.framesLate = j.late
+        a.framesLost = j.packetsLost
+        a.framesDiscarded = j.packetsDiscarded - j.late + s.malformed + s.unexpectedPayloadType
+        a.framesPending = r.receiver.bufferedPackets
+        a.framesSent = a.framesPlayed + a.framesLate + a.framesLost + a.framesDiscarded + a.framesPending
+        a.concealedSamples = j.concealedSamples
+        a.playedSamples = j.jitterBufferEmittedCount
+        a.meanJitterBufferDelayMs = j.jitterBufferEmittedCount == 0 ? 0
+            : j.jitterBufferDelay / Double(j.jitterBufferEmittedCount) * 1000
+        a.targetDelayMs = r.receiver.targetDelayMs
+        a.maximumTargetDelayMs = s.maximumTargetDelayMs
+        return a
+    }
+
+    /// A transport's box as a value the send pipelines take (for a harness that sends into a
+    /// simulated link the session receives from).
+    func transportHandle(_ id: CallTransportID) -> TransportHandle { TransportHandle(box: transports[id.index].box) }
+
+    // MARK: Reading back
+
+    /// The remote participants in join order (those that left included).
+    public var remoteNames: [ParticipantID] { remotes.map(\.name) }
+
+    /// A remote's receive-side counters, by name (the latest of that name).
+    public func receiveStatistics(of name: ParticipantID) -> (receive: AudioReceiveStatistics, jitter: JitterBufferStatistics,
+                                                              audio: ParticipantAudioStatistics, video: VideoStatistics?)? {
+        guard let r = remotes.last(where: { $0.name == name }) else { return nil }
+        var a = Self.receiveStatistics(r)
+        refineStatistics?(name, &a)
+        return (r.receiver.statistics, r.receiver.jitterStatistics, a, r.video?.receiver.statistics)
+    }
+
+    /// Whether a remote's video receiver asked for a keyframe since the last call (then cleared).
+    public func takeKeyframeRequest(of name: ParticipantID) -> Bool {
+        guard let v = remotes.last(where: { $0.name == name })?.video else { return false }
+        return v.receiver.takeKeyframeRequest()
+    }
+}
