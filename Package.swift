@@ -73,6 +73,10 @@ let package = Package(
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyCall"],
                           swiftSettings: swiftSettings),
 
+        // MARK: Examples: compiled with everything else, so they keep up with the API.
+        .executableTarget(name: "call-client", dependencies: ["ParleyCore", "ParleyDevices", "ParleyCall"],
+                          path: "Examples/CallClient", swiftSettings: swiftSettings),
+
         // MARK: Benchmarks. Baselines (WebRTC VAD, speexdsp) are benchmark-only dependencies.
         // No pkgConfig: its .pc file adds -D flags SwiftPM rejects, and the shim declares what it uses.
         .systemLibrary(name: "CWebRTCVAD", path: "Benchmarks/CWebRTCVAD",

@@ -232,7 +232,8 @@ final class CaptureBox<S: AudioCaptureSource<Int16> & ~Copyable> {
 ///   from any ``AudioCaptureSource`` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
 /// - **Events**: joined/left, muted/unmuted, video on/off, talking started/stopped (with
-///   level and reason), dominant speaker, statistics, through ``events`` (an async sequence
+///   level and reason), the dominant speaker (among the remote participants: the one a grid
+///   enlarges), statistics, through ``events`` (an async sequence
 ///   per subscriber that never loses a talking edge; see ``CallEventHub``), ``onEvent`` on the
 ///   call's thread, and ``state``, the ``CallState`` a UI renders.
 ///
@@ -375,7 +376,6 @@ public final class CallSession {
         local = SessionLocal(name: name, sender: sender, transport: transports[transport.index].box) { pipeline, handle, muted, onTalk in
             try pipeline.captureAndSend(from: &box.source, into: &box.frame, muted: muted, over: &handle, onTalk: onTalk)
         }
-        speaker.join(name)
         emit(CallEvent(time: mediaTime, participant: name, kind: .joined))
     }
 
