@@ -110,7 +110,8 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall"], exclude: ["Fixtures"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
     ]
 )

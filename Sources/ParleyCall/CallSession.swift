@@ -80,8 +80,6 @@ public struct CallSessionStatistics: Sendable, Hashable {
     public var unknownSSRC = 0
     /// Datagrams from a new SSRC beyond ``CallSessionConfiguration/maximumRemotes`` (dropped).
     public var refusedRemotes = 0
-    /// Datagrams after the remote had left (dropped).
-    public var afterLeaving = 0
     /// RTCP BYE packets taken.
     public var byes = 0
     public init() {}
@@ -227,7 +225,9 @@ final class CaptureBox<S: AudioCaptureSource<Int16> & ~Copyable> {
 ///   packet. Each gets its own receive pipeline (jitter buffer, Opus decoding with PLC/FEC,
 ///   talking detection) and video pipeline, and an RTCP BYE, ``remoteEnded(_:)`` or
 ///   ``CallSessionConfiguration/remoteTimeout`` of silence makes it leave once its audio has
-///   played out.
+///   played out. Its SSRCs are then free: if it sends again, it joins again as an undeclared
+///   remote (or, with undeclared remotes not admitted, its packets are counted and dropped
+///   until it is declared again).
 /// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
 ///   from any ``AudioCaptureSource`` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
@@ -491,7 +491,7 @@ public final class CallSession {
         var route = bySSRC[ssrc]
         if route == nil {
             guard configuration.admitsUndeclaredRemotes else { statistics.unknownSSRC += 1; return }
-            guard remotes.count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
+            guard remotes.lazy.filter({ !$0.left }).count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
             guard !rtcp, let r = try? SessionRemote(name: Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
                                                     configuration: configuration.receive) else {
                 statistics.unknownSSRC += 1
@@ -501,7 +501,6 @@ public final class CallSession {
             route = bySSRC[ssrc]
         }
         let r = remotes[route!.remote]
-        guard !r.left else { statistics.afterLeaving += 1; return }
         r.lastArrival = arrival
         if rtcp, Self.containsBye(bytes) {
             statistics.byes += 1
@@ -519,7 +518,7 @@ public final class CallSession {
         var i = 0
         while i + 4 <= bytes.count {
             if bytes[i + 1] == 203 { return true }
-            i += 4 * (Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) + 1)
+            i += 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1)
         }
         return false
     }

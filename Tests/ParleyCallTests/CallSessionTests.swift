@@ -219,3 +219,40 @@ private final class FileSender {
         #expect(onsets(events, of: me.name).count == (try offlineOnsets(me)).count)
     }
 }
+
+/// Garbage on the socket: datagrams too short or not version 2 are counted as malformed; a
+/// spray of made-up SSRCs is capped at `maximumRemotes`; nothing traps and the call plays on.
+@Test func garbageDatagramsAreCountedAndNewSSRCsAreCapped() throws {
+    let clock = VirtualMediaClock()
+    var settings = CallSessionConfiguration()
+    settings.maximumRemotes = 4
+    let session = CallSession(configuration: settings, clock: clock)
+    let id = session.addTransport(SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3))
+    var handle = session.transportHandle(id)
+    var rng = SystemRandomNumberGenerator()
+    let scheduler = MediaScheduler(clock: clock)
+    var sent = (short: 0, badVersion: 0, sprayed: 0)
+    scheduler.add("garbage", pacer: FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, now in
+        for k in frames where k < 40 {   // 0.8 s, all delivered (40 ms links) within the 1 s run
+            let n = Int.random(in: 0..<12, using: &rng)
+            _ = (0..<n).map { _ in UInt8(0x80) }.withUnsafeBytes { handle.send($0, at: now) }
+            sent.short += n < 12 ? 1 : 0
+            var bad = (0..<40).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            bad[0] &= 0x3F
+            _ = bad.withUnsafeBytes { handle.send($0, at: now) }
+            sent.badVersion += 1
+            var spray = (0..<60).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            spray[0] = 0x80
+            spray[1] = 111
+            _ = spray.withUnsafeBytes { handle.send($0, at: now) }
+            sent.sprayed += 1
+        }
+    }
+    session.attach(to: scheduler)
+    scheduler.runUntil(session.start.advanced(bySeconds: 1))
+    session.stop()
+    let st = session.statistics
+    #expect(st.malformed == sent.short + sent.badVersion, "\(st)")
+    #expect(session.remoteNames.count == 4)
+    #expect(st.refusedRemotes == sent.sprayed - 4)
+}
