@@ -29,7 +29,7 @@ public struct Errno: Error, RawRepresentable, Hashable, Sendable, CustomStringCo
     /// `EINVAL`: invalid argument.
     public static let invalidArgument = Errno(rawValue: EINVAL)
     /// `ENOTTY`: inappropriate ioctl for device (not a V4L2 device).
-    public static let notATypewriter = Errno(rawValue: ENOTTY)
+    public static let inappropriateIOControl = Errno(rawValue: ENOTTY)
     /// `EPIPE`: broken pipe (ALSA: overrun or underrun).
     public static let brokenPipe = Errno(rawValue: EPIPE)
     /// `ESTRPIPE`: streams pipe error (ALSA: suspended).

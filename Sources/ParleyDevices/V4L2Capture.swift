@@ -348,7 +348,7 @@ enum V4L2 {
         }
         switch Syscall.retrying({ parley_v4l2_open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC) }) {
         case .success(let fd): return fd
-        case .failure(let e) where e == .notATypewriter || e == .invalidArgument:
+        case .failure(let e) where e == .inappropriateIOControl || e == .invalidArgument:
             // libv4l2's open queries the capabilities and fails when the node is not V4L2.
             throw V4L2Error(kind: .notAVideoDevice, device: device, operation: "v4l2_open (VIDIOC_QUERYCAP)", errno: e)
         case .failure(let e): throw V4L2Error.from(e, device: device, operation: "open")

@@ -54,7 +54,7 @@ public struct V4L2Error: Error, Sendable, Equatable, CustomStringConvertible {
         case .busy: kind = .busy
         case .permissionDenied, .notPermitted: kind = .permissionDenied
         case .isDirectory: kind = .notACharacterDevice
-        case .notATypewriter where operation == "VIDIOC_QUERYCAP": kind = .notAVideoDevice
+        case .inappropriateIOControl where operation == "VIDIOC_QUERYCAP": kind = .notAVideoDevice
         case .invalidArgument where operation == "VIDIOC_QUERYCAP": kind = .notAVideoDevice
         default: kind = .other
         }

@@ -53,7 +53,7 @@ import Testing
         let e = openError("/dev/null")
         #expect(e?.kind == .notAVideoDevice)
         #expect(e?.operation == "v4l2_open (VIDIOC_QUERYCAP)")
-        #expect(e?.errno == .notATypewriter)
+        #expect(e?.errno == .inappropriateIOControl)
     }
 
     /// Makes a character node with the V4L2 major (81) and an unused minor, if permitted.
