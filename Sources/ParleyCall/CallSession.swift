@@ -20,7 +20,8 @@ public struct CallSessionConfiguration: Sendable {
     public var dominantInterval = 0.1
     /// A remote participant that sends nothing for this long (seconds) is taken to have gone:
     /// its audio plays out and it leaves (a `left` event). Default 5 s, well beyond a loss burst
-    /// or a sender muted with DTX (which still sends a packet every 400 ms).
+    /// or a sender muted with DTX (which still sends a packet every 400 ms). A declared remote
+    /// that never sends anything leaves this long after it joined.
     public var remoteTimeout = 5.0
     /// After a remote has ended (RTCP BYE, ``CallSession/remoteEnded(_:)`` or the timeout) and
     /// its jitter buffer and transports are empty, the playout frames it still gets before it
@@ -334,6 +335,7 @@ public final class CallSession {
     }
 
     private func join(_ r: SessionRemote) {
+        if r.lastArrival == nil { r.lastArrival = clock.now() }
         remotes.append(r)
         let index = remotes.count - 1
         bySSRC[r.audioSSRC] = (index, false)
@@ -386,6 +388,10 @@ public final class CallSession {
         l.muted = muted
         emit(CallEvent(time: mediaTime, participant: l.name, kind: muted ? .muted : .unmuted))
     }
+
+    /// Whether the local participant's media has ended (its source ran out, failed, or the
+    /// session stopped); true without a local participant.
+    public var localHasEnded: Bool { local?.ended ?? true }
 
     /// The local participant's send counters, if it has one.
     public var localStatistics: AudioSendStatistics? { local?.sender.statistics }
@@ -441,11 +447,13 @@ public final class CallSession {
         stop()
     }
 
-    /// Ends the session: its streams leave the scheduler, the final statistics are published
-    /// and every event stream finishes. Calling it again does nothing.
+    /// Ends the session: the local participant's RTCP BYE goes out (if its media had not ended
+    /// already), its streams leave the scheduler, the final statistics are published and every
+    /// event stream finishes. Calling it again does nothing.
     public func stop() {
         guard !isFinished else { return }
         isFinished = true
+        if let l = local { endLocal(l) }
         if let s = scheduler {
             if let id = playoutID { s.remove(id) }
             if let id = sendID { s.remove(id) }
@@ -473,12 +481,29 @@ public final class CallSession {
                 self.emit(CallEvent(time: e.time, participant: name,
                                     kind: e.kind == .started ? .talkingStarted(change) : .talkingStopped(change)))
             }
-            if !more { l.ended = true }
+            if !more { endLocal(l) }
         } catch {
-            l.ended = true
+            endLocal(l)
             localFailure = error
         }
     }
+
+    /// The local participant's media ended (its source, an error, or ``stop()``): an RTCP BYE
+    /// (RFC 3550 6.6, after an empty receiver report as a compound packet must start) tells
+    /// the peers at once, instead of their silence timeout.
+    private func endLocal(_ l: SessionLocal) {
+        guard !l.ended else { return }
+        l.ended = true
+        let ssrc = l.sender.configuration.ssrc
+        let body: [UInt8] = [UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF)]
+        let packets: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: ssrc)),
+                                     .other(packetType: Self.byePacketType, count: 1, body: body)]
+        guard let bytes = try? RTCPCompound.marshalled(packets) else { return }
+        _ = bytes.withUnsafeBytes { l.transport.send($0, at: clock.now()) }
+    }
+
+    /// RTCP BYE (RFC 3550 6.6).
+    static let byePacketType: UInt8 = 203
 
     /// Routes one datagram to its remote by SSRC (RTP: bytes 8-11; RTCP: the sender's SSRC,
     /// bytes 4-7; an RTCP BYE ends the remotes it names).
@@ -517,7 +542,7 @@ public final class CallSession {
     private static func containsBye(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var i = 0
         while i + 4 <= bytes.count {
-            if bytes[i + 1] == 203 { return true }
+            if bytes[i + 1] == byePacketType { return true }
             i += 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1)
         }
         return false

@@ -20,7 +20,7 @@ public struct TalkTrackerConfiguration: Sendable, Equatable {
 /// One participant's talk detection, fed live: mono samples at any rate, in chunks of any
 /// size, become one VAD decision per 10 ms and talking started/stopped events.
 ///
-/// Rates the VAD takes (8, 16, 24, 32, 48 kHz) go to it directly; any other rate is first
+/// Rates the VAD takes (8, 12, 16, 24, 32, 48 kHz) go to it directly; any other rate is first
 /// converted to 16 kHz by ParleyMedia's band-limited ``Resampler``. The result does not depend
 /// on how the samples are split into chunks: feeding a file in one go, in 10 ms frames or in
 /// random chunks gives the same decisions and events (``OfflineDetector`` relies on it).

@@ -24,8 +24,10 @@ public struct AudioReceiveConfiguration: Sendable, Hashable {
     /// events are produced (the cheapest receive path).
     public var analysis = true
     /// Where the talking detector's per-frame speech decisions come from (when ``analysis`` is
-    /// on). Default ``VoiceActivitySource/local``.
-    public var voiceActivitySource = VoiceActivitySource.local
+    /// on). Default ``VoiceActivitySource/senderAudioLevel`` (the `parley` tool's default too):
+    /// every Parley sender sets the V bit by one rule, and a stream without the audio level
+    /// falls back to the local VAD by itself.
+    public var voiceActivitySource = VoiceActivitySource.senderAudioLevel
 
     public init() {}
 
@@ -60,6 +62,9 @@ public enum VoiceActivitySource: Sendable, Hashable {
     /// ``VADEvidence/energyDbov``, the floor of the levels (the lowest, rising by 2 dB/s) as
     /// ``VADEvidence/noiseFloorDbov``, and as ``VADEvidence/snrDb`` the level over the floor
     /// (60 dB for a V frame: the sender has vouched for it).
+    ///
+    /// A sender that does not send the audio level (ffmpeg, GStreamer without it): from the
+    /// first packet without the extension on, the stream is analysed as with ``local``.
     case senderAudioLevel
 }
 
@@ -124,6 +129,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     private var currentLevelCode: UInt8 = 0xFF
     /// Floor of the signalled levels, dBov (``VoiceActivitySource/senderAudioLevel``).
     private var levelFloor = Float.nan
+    /// A packet without the audio level arrived: the sender's bits cannot be used (sticky).
+    private var levelMissing = false
     private var lastOffset = 0.0          // stream time minus media time of the latest mapped frame
     private var anchorFrame = -1          // the latest frame in which a packet started playing
     public private(set) var statistics = AudioReceiveStatistics()
@@ -171,7 +178,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         let payload = view.payload
         guard let duration = try? OpusRTP.samples48k(payload) else { statistics.malformed += 1; return }
         let level = view.audioLevel(id: configuration.audioLevelExtensionID)
-        if let level { statistics.lastAudioLevel = level }
+        if let level { statistics.lastAudioLevel = level } else { levelMissing = true }
         let ts = unwrapper.unwrap(view.timestamp)
         let slot = Int((ts / 480) & Int64(levelMask))
         levelTags[slot] = ts
@@ -254,7 +261,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         pcm.withUnsafeBufferPointer { sink($0) }
 
         guard configuration.analysis else { return kind }
-        if configuration.voiceActivitySource == .senderAudioLevel {
+        if configuration.voiceActivitySource == .senderAudioLevel && !levelMissing {
             senderDecisions(kind: kind, streamTime: streamTime, onDecision: onDecision, onTalk: onTalk)
             return kind
         }

@@ -28,6 +28,16 @@ public struct AudioSendConfiguration: Sendable, Hashable {
     /// Interval between RTCP sender reports, s. Default 1 s (RFC 3550 allows more often for
     /// small sessions; lip sync and media times need an early mapping).
     public var senderReportInterval = 1.0
+    /// Channels of the captured frames and the Opus stream: 1 (default) or 2 (interleaved). The
+    /// level covers both channels; voice activity and talking are analysed on the first.
+    public var channels = 1
+    /// Opus discontinuous transmission: in silence the encoder emits packets of at most 2 bytes
+    /// every 400 ms, which are not sent (RFC 7587 3.1.3; the receiver conceals the gap from the
+    /// timestamps), and the first packet after such a gap carries the marker bit (RFC 3551 4.1).
+    /// Default off.
+    public var dtx = false
+    /// Opus application: `.voip` (default, speech) or `.audio` (music, CELT-leaning).
+    public var application = OpusApplication.voip
 
     public init() {}
 
@@ -55,6 +65,8 @@ public struct AudioSendStatistics: Sendable, Hashable {
     public var payloadBytes = 0
     /// Frames captured while muted (sent as silence).
     public var mutedFrames = 0
+    /// Frames the encoder found silent under DTX and that were not sent.
+    public var dtxFrames = 0
     public init() {}
 }
 
@@ -82,6 +94,8 @@ public struct AudioSendPipeline: ~Copyable {
     private var silence: [Int16]
     private var sampleIndex: Int64 = 0
     private var speechFrames = 0
+    /// Frames since the last sent packet were DTX silence: the next packet starts a talkspurt.
+    private var inSilenceGap = false
     private var nextReportAt: MonotonicTime?
     /// Capture-clock drift against the monotonic clock.
     public private(set) var drift: DriftEstimator
@@ -92,10 +106,12 @@ public struct AudioSendPipeline: ~Copyable {
     /// Creates the pipeline. `ntpOffset` maps monotonic seconds to the sender's NTP wall clock.
     /// - Throws: ``OpusError`` or ``VADError`` for an unsupported rate.
     public init(configuration: AudioSendConfiguration = .init(), ntpOffset: Double = 3_900_000_000) throws {
-        var encoder = try OpusEncoder(sampleRate: configuration.sampleRate, channels: 1, application: .voip)
+        var encoder = try OpusEncoder(sampleRate: configuration.sampleRate, channels: configuration.channels,
+                                      application: configuration.application)
         encoder.bitrate = configuration.bitrate
         encoder.inbandFEC = configuration.inbandFEC
         encoder.expectedPacketLossPercent = configuration.expectedLossPercent
+        encoder.dtx = configuration.dtx
         let vad = try VoiceActivityDetector(sampleRate: configuration.sampleRate)
         self.configuration = configuration
         self.encoder = encoder
@@ -107,7 +123,7 @@ public struct AudioSendPipeline: ~Copyable {
         packet = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)
         payload = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
         floats = [Float](repeating: 0, count: configuration.packetSamples)
-        silence = [Int16](repeating: 0, count: configuration.packetSamples)
+        silence = [Int16](repeating: 0, count: configuration.packetSamples * configuration.channels)
         drift = DriftEstimator(sampleRate: configuration.sampleRate)
         self.ntpOffset = ntpOffset
     }
@@ -115,21 +131,21 @@ public struct AudioSendPipeline: ~Copyable {
     /// Whether the local VAD says the participant is talking (muted or not).
     public var isTalking: Bool { talk.isTalking }
 
-    /// Sends one captured frame of ``AudioSendConfiguration/packetSamples`` mono samples
-    /// captured at `captureTime`. Talking changes of the local analysis go to `onTalk`.
+    /// Sends one captured frame of ``AudioSendConfiguration/packetSamples`` samples per channel
+    /// (interleaved when stereo) captured at `captureTime`. Talking changes of the local analysis go to `onTalk`.
     public mutating func send<T: PacketTransport & ~Copyable>(
         _ frame: UnsafeBufferPointer<Int16>, capturedAt captureTime: MonotonicTime, muted: Bool,
         over transport: inout T, onTalk: (TalkEvent) -> Void
     ) {
         let c = configuration
-        precondition(frame.count == c.packetSamples, "a send frame is one packet of samples")
+        precondition(frame.count == c.packetSamples * c.channels, "a send frame is one packet of samples")
         statistics.framesCaptured += 1
         drift.observe(sample: sampleIndex, capturedAt: captureTime)
         sampleIndex += Int64(c.packetSamples)
         if muted { statistics.mutedFrames += 1 }
 
         // Level and voice activity of what the microphone hears.
-        for i in 0..<frame.count { floats[i] = Float(frame[i]) * (1.0 / 32768.0) }
+        for i in 0..<c.packetSamples { floats[i] = Float(frame[i * c.channels]) * (1.0 / 32768.0) }
         var probabilitySum: Float = 0
         var snrSum: Float = 0
         var decisions = 0
@@ -174,10 +190,19 @@ public struct AudioSendPipeline: ~Copyable {
             n = try payload.withUnsafeMutableBytes { out throws(OpusError) in try encoder.encode(source, into: out) }
         } catch {
             statistics.encodeErrors += 1
-            advance()
+            header.timestamp &+= c.packetTicks
             return
         }
         statistics.framesEncoded += 1
+        if c.dtx && n <= 2 {
+            statistics.dtxFrames += 1
+            inSilenceGap = true
+            header.timestamp &+= c.packetTicks
+            return
+        }
+        // The first packet of the stream and of each talkspurt after a DTX gap (RFC 3551 4.1).
+        header.marker = statistics.packetsSent + statistics.packetsRefused == 0 || inSilenceGap
+        inSilenceGap = false
         header.extensions[0].bytes[0] = level.extensionByte
         let sent = packet.withUnsafeMutableBytes { out -> Bool in
             payload.withUnsafeBytes { p -> Bool in
@@ -193,12 +218,8 @@ public struct AudioSendPipeline: ~Copyable {
         } else {
             statistics.packetsRefused += 1
         }
-        advance()
-    }
-
-    private mutating func advance() {
         header.sequenceNumber &+= 1
-        header.timestamp &+= configuration.packetTicks
+        header.timestamp &+= c.packetTicks
     }
 
     private mutating func sendReport<T: PacketTransport & ~Copyable>(at time: MonotonicTime, over transport: inout T) {

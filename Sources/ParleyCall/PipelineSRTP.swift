@@ -57,3 +57,7 @@ public final class SRTPTransport<Base: PacketTransport & ~Copyable>: PacketTrans
 
     public var inFlight: Int { base.inFlight }
 }
+
+extension SRTPTransport: WaitablePacketTransport where Base: WaitablePacketTransport & ~Copyable {
+    public func waitForDatagram(timeoutMilliseconds: Int32) -> Bool { base.waitForDatagram(timeoutMilliseconds: timeoutMilliseconds) }
+}

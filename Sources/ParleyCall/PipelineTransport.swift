@@ -17,6 +17,14 @@ public protocol PacketTransport: ~Copyable {
     var inFlight: Int { get }
 }
 
+/// A transport backed by a socket, whose owner can sleep until a datagram arrives instead of
+/// polling (a receive-only loop with nothing else to do between datagrams).
+public protocol WaitablePacketTransport: PacketTransport, ~Copyable {
+    /// Waits until a datagram can be read or `timeoutMilliseconds` pass (0: just checks).
+    /// Returns whether one is waiting.
+    func waitForDatagram(timeoutMilliseconds: Int32) -> Bool
+}
+
 /// Counters of a ``SimulatedLink``.
 public struct LinkStatistics: Sendable, Hashable {
     /// Datagrams given to `send`.

@@ -19,9 +19,10 @@ public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConverti
 /// Datagrams longer than ``RTPLimits/maximumDatagramSize`` are truncated by the kernel and dropped here (counted).
 ///
 /// Threading: `~Copyable`, one owner; the socket closes when it is destroyed.
-public struct UDPTransport: PacketTransport, ~Copyable {
+public struct UDPTransport: WaitablePacketTransport, ~Copyable {
     private let fd: Int32
     private var peer: sockaddr_in
+    private var rtcpPeer: sockaddr_in?
     private let clock: any MediaClock
     private var buffer = [UInt8](repeating: 0, count: 2048)
     /// The bound local port.
@@ -32,23 +33,28 @@ public struct UDPTransport: PacketTransport, ~Copyable {
     public private(set) var received = 0
     public private(set) var oversized = 0
 
-    /// Binds `127.0.0.1:localPort` (0: any free port) and sends to `peerHost:peerPort`.
-    /// - Throws: ``UDPTransportError`` if the socket cannot be created or bound, or the host is
-    ///   not an IPv4 address.
+    /// Binds `bindHost:localPort` (0: any free port; `bindHost` an IPv4 address, "0.0.0.0" for
+    /// every interface) and sends to `peerHost:peerPort` (an IPv4 address or a host name,
+    /// resolved once here). With `rtcpPeerPort`, RTCP datagrams (second byte 192...223, RFC 5761)
+    /// go to that port of the peer instead (RFC 3550's separate RTCP port, PORT+1 by custom);
+    /// without it RTP and RTCP share the port (RFC 5761 multiplexing).
+    /// - Throws: ``UDPTransportError`` if the socket cannot be created or bound, or a host does
+    ///   not resolve to an IPv4 address.
     public init(localPort: UInt16 = 0, bindHost: String = "127.0.0.1", peerHost: String = "127.0.0.1",
-                peerPort: UInt16, clock: any MediaClock) throws(UDPTransportError) {
+                peerPort: UInt16, rtcpPeerPort: UInt16? = nil, clock: any MediaClock) throws(UDPTransportError) {
         let s = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard s >= 0 else { throw UDPTransportError(operation: "socket", errno: Glibc.errno) }
-        func address(_ host: String, _ port: UInt16) -> sockaddr_in? {
-            var a = sockaddr_in()
-            a.sin_family = sa_family_t(AF_INET)
-            a.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &a.sin_addr) == 1 else { return nil }
-            return a
-        }
-        guard var local = address(bindHost, localPort), let remote = address(peerHost, peerPort) else {
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_port = localPort.bigEndian
+        guard inet_pton(AF_INET, bindHost, &local.sin_addr) == 1 else {
             close(s)
-            throw UDPTransportError(operation: "inet_pton", errno: EINVAL)
+            throw UDPTransportError(operation: "bind address \(bindHost) (not an IPv4 address)", errno: EINVAL)
+        }
+        let remote: sockaddr_in
+        do { remote = try Self.resolve(peerHost, port: peerPort) } catch {
+            close(s)
+            throw error
         }
         let bound = withUnsafePointer(to: &local) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -65,6 +71,11 @@ public struct UDPTransport: PacketTransport, ~Copyable {
         }
         fd = s
         peer = remote
+        rtcpPeer = rtcpPeerPort.map { port in
+            var a = remote
+            a.sin_port = port.bigEndian
+            return a
+        }
         self.clock = clock
         self.localPort = UInt16(bigEndian: actual.sin_port)
     }
@@ -77,9 +88,11 @@ public struct UDPTransport: PacketTransport, ~Copyable {
     public var inFlight: Int { 0 }
 
     public mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool {
+        var target = peer
+        if let rtcpPeer, bytes.count >= 2, (192...223).contains(bytes[1]) { target = rtcpPeer }
         var r: Int
         repeat {
-            r = withUnsafePointer(to: &peer) {
+            r = withUnsafePointer(to: &target) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
@@ -88,6 +101,56 @@ public struct UDPTransport: PacketTransport, ~Copyable {
         guard r == bytes.count else { sendFailures += 1; return false }
         sent += 1
         return true
+    }
+
+    public func waitForDatagram(timeoutMilliseconds: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var r: Int32
+        repeat { r = poll(&p, 1, timeoutMilliseconds) } while r < 0 && Glibc.errno == EINTR
+        return r > 0
+    }
+
+    /// The local IPv4 address this machine sends from towards `host` (an address or a name),
+    /// as the kernel's routing picks it: what a peer there should send to (an SDP's c= line).
+    /// Nil if `host` does not resolve or no route leads there.
+    public static func localAddress(towards host: String) -> String? {
+        guard var remote = try? resolve(host, port: 9) else { return nil }
+        let s = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard s >= 0 else { return nil }
+        defer { close(s) }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        var local = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) }
+        }
+        guard named == 0 else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        guard inet_ntop(AF_INET, &local.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `host` (an IPv4 address or a name) and `port` as a socket address.
+    static func resolve(_ host: String, port: UInt16) throws(UDPTransportError) -> sockaddr_in {
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        if inet_pton(AF_INET, host, &a.sin_addr) == 1 { return a }
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let r = getaddrinfo(host, nil, &hints, &list)
+        defer { if let list { freeaddrinfo(list) } }
+        guard r == 0, let first = list, let address = first.pointee.ai_addr else {
+            let reason = r == 0 ? "no IPv4 address" : String(cString: gai_strerror(r))
+            throw UDPTransportError(operation: "resolve \(host): \(reason)", errno: EINVAL)
+        }
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a.sin_addr = $0.pointee.sin_addr }
+        return a
     }
 
     public mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {

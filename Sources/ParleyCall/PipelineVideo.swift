@@ -14,6 +14,8 @@ public struct VideoStatistics: Sendable, Hashable {
     public var encodeErrors = 0
     public var packetsSent = 0
     public var packetsRefused = 0
+    /// Sender: VP8 payload bytes in the packets sent (RTP headers excluded).
+    public var payloadBytes = 0
     /// Receiver: packets taken, malformed ones, frames assembled and decoded, decode failures.
     public var packetsReceived = 0
     public var malformed = 0
@@ -80,7 +82,7 @@ public struct VideoSendPipeline: ~Copyable {
         if nextReportAt.map({ captureTime >= $0 }) ?? true {
             let sr = RTCPSenderReport(ssrc: header.ssrc, ntpTimestamp: NTPTimestamp(secondsSince1900: ntpOffset + captureTime.seconds),
                                       rtpTimestamp: ts, packetCount: UInt32(truncatingIfNeeded: statistics.packetsSent),
-                                      octetCount: 0)
+                                      octetCount: UInt32(truncatingIfNeeded: statistics.payloadBytes))
             _ = packet.withUnsafeMutableBytes { out -> Bool in
                 guard let n = try? RTCPPacket.senderReport(sr).marshal(into: out) else { return false }
                 return transport.send(UnsafeRawBufferPointer(rebasing: out[0..<n]), at: captureTime)
@@ -105,7 +107,7 @@ public struct VideoSendPipeline: ~Copyable {
                     guard let n = try? header.marshal(payload: payload, into: out) else { return false }
                     return transport.send(UnsafeRawBufferPointer(rebasing: out[0..<n]), at: captureTime)
                 }
-                if ok { sentPackets += 1 } else { refused += 1 }
+                if ok { sentPackets += 1; statistics.payloadBytes += payload.count } else { refused += 1 }
                 header.sequenceNumber &+= 1
             }
         }

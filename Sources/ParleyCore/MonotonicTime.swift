@@ -32,6 +32,18 @@ public struct MonotonicTime: Hashable, Comparable, Sendable, CustomStringConvert
         return MonotonicTime(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
     }
 
+    /// Seconds to add to a reading of ``now()`` to get this machine's wall clock as NTP seconds
+    /// (since 1900-01-01), read now: the `ntpOffset` a sender's RTCP reports need so that
+    /// receivers (ffmpeg, GStreamer, browsers) see real wall-clock times. Later wall-clock steps
+    /// (NTP corrections) do not move it, so a stream's mapping stays continuous.
+    public static func wallClockNTPOffset() -> Double {
+        var wall = timespec(), mono = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        let unix = Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
+        return unix + 2_208_988_800 - (Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9)
+    }
+
     @inlinable public static func < (a: MonotonicTime, b: MonotonicTime) -> Bool {
         a.nanoseconds < b.nanoseconds
     }

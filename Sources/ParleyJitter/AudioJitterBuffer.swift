@@ -463,6 +463,7 @@ public struct AudioJitterBuffer: Sendable {
         release(s)
         guard var n = decoded, n > 0 else {
             // Corrupt payload: conceal its duration.
+            stats.decodeFailures += 1
             appendConcealment(Int(duration / ratio), decoder: &decoder, silence: false)
             nextTS = media + duration
             return

@@ -99,6 +99,8 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     public var fecRecovered: Int = 0
     /// Timeline re-bases: timestamp jumps and sender restarts.
     public var resyncs: Int = 0
+    /// Packets the decoder could not decode (corrupt payloads), concealed for their duration.
+    public var decodeFailures: Int = 0
 
     public init() {}
 }

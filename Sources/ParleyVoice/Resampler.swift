@@ -1,8 +1,8 @@
 // Band-limited rational resampling (L/M polyphase FIR) from the input rate to the VAD's
 // internal 16 kHz stream. Pure Swift; taps designed once in `init` (windowed sinc, Blackman).
 
-/// Streams samples at `inputRate` to 16 kHz. Supports 8, 16, 24, 32 and 48 kHz inputs
-/// (L/M = 2/1, 1/1, 2/3, 1/2, 1/3). 16 kHz passes through untouched.
+/// Streams samples at `inputRate` to 16 kHz. Supports 8, 12, 16, 24, 32 and 48 kHz inputs
+/// (L/M = 2/1, 4/3, 1/1, 2/3, 1/2, 1/3). 16 kHz passes through untouched.
 ///
 /// The low-pass (Blackman-windowed sinc, 32 x max(L, M) taps at the upsampled rate) is centred
 /// at 0.45 of the lower of the two Nyquist rates (7.2 kHz when decimating to 16 kHz, 3.6 kHz when

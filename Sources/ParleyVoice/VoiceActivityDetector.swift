@@ -77,7 +77,7 @@ public struct VADDecision: Sendable, Equatable {
 /// A streaming voice activity detector for one mono stream: any number of samples in, one
 /// ``VADDecision`` per 10 ms out.
 ///
-/// Inputs at 8, 16, 24, 32 or 48 kHz are converted to an internal 16 kHz stream with a
+/// Inputs at 8, 12, 16, 24, 32 or 48 kHz are converted to an internal 16 kHz stream with a
 /// band-limited polyphase filter (pure Swift). Each 10 ms hop is analysed over the last 32 ms
 /// (causal, no look-ahead; the resampling filter adds under 1.5 ms of delay) into 32 mel band
 /// levels, the same levels over their floors, and 31 spectral and temporal features (band SNRs
@@ -100,7 +100,7 @@ public struct VoiceActivityDetector: Sendable {
     /// Duration of one decision frame, in seconds.
     public static let frameDuration: Double = 0.010
     /// Rates the detector accepts, in Hz.
-    public static let supportedSampleRates: [Int] = [8_000, 16_000, 24_000, 32_000, 48_000]
+    public static let supportedSampleRates: [Int] = [8_000, 12_000, 16_000, 24_000, 32_000, 48_000]
 
     /// The input sample rate, in Hz.
     public let sampleRate: Int

@@ -71,3 +71,11 @@ struct ArgumentScanner {
         return v
     }
 }
+
+/// Parses `HOST:PORT` (a `--to` argument).
+func parseHostPort(_ s: String) -> (String, UInt16)? {
+    guard let colon = s.lastIndex(of: ":") else { return nil }
+    let host = String(s[..<colon])
+    guard !host.isEmpty, let port = UInt16(s[s.index(after: colon)...]), port > 0 else { return nil }
+    return (host, port)
+}

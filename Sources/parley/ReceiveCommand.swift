@@ -1,4 +1,6 @@
+import ParleyCall
 import ParleyCodecs
+import ParleyCore
 import ParleyJitter
 import ParleyMedia
 import ParleyRTP
@@ -16,9 +18,11 @@ let receiveCommand = Command(
                parley receive --sdp FILE [--port PORT] --output FILE [--idle-timeout S]
 
         Listens on UDP port PORT (all IPv4 interfaces) for one RTP stream and writes it to FILE:
-          --codec opus: decoded to a 16-bit mono WAV at 48 kHz (stereo streams are downmixed);
-            packets are reordered in a short buffer (60 ms), losses concealed with
-            Opus PLC, silence (DTX) gaps filled from the timestamps;
+          --codec opus: decoded to a 16-bit mono WAV at 48 kHz (stereo streams are downmixed)
+            through the library's receive pipeline: an adaptive jitter buffer (reordering,
+            losses concealed with Opus PLC or recovered from FEC, silence (DTX) gaps filled
+            from the timestamps), played out in real time; the file starts at the first
+            packet and ends at the last;
           --codec vp8: frames reassembled (reordering, loss, keyframe requests counted), then
             written as IVF (FILE ending .ivf, compressed) or decoded to Y4M (FILE ending .y4m).
         The first packet with the right payload type fixes the SSRC; others are counted and
@@ -104,12 +108,13 @@ private func parseReceiveOptions(_ args: [String]) throws(ArgumentScanner.UsageE
 
 /// Where received packets go: a decoder and file writer for one codec.
 private protocol ReceiveSink: ~Copyable {
-    /// A packet accepted by sequence validation, in arrival order.
-    mutating func accept(_ packet: RTPPacketView, now: MonotonicTime) throws
-    /// The source restarted (RFC 3550 A.1: a confirmed large sequence jump): drain what is
-    /// held and forget the sequence and timestamp state.
+    /// A media packet of the stream accepted by sequence validation, in arrival order.
+    mutating func accept(_ bytes: UnsafeRawBufferPointer, _ packet: RTPPacketView, at arrival: MonotonicTime) throws
+    /// An RTCP datagram that arrived on the port (sender reports).
+    mutating func control(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime)
+    /// The source restarted (RFC 3550 A.1: a confirmed large sequence jump).
     mutating func restart() throws
-    /// Called between packets (at least every 20 ms).
+    /// Called between datagrams, at least every 10 ms.
     mutating func tick(now: MonotonicTime) throws
     /// Drains what is held and finishes the file.
     mutating func finish() throws
@@ -124,14 +129,15 @@ private func runReceive(_ args: [String]) -> Int32 {
         return ExitStatus.usage
     }
     do {
-        let socket = try UDPSocket(bindPort: options.port)
-        switch options.codec {
-        case .opus:
-            var sink = try OpusReceiveSink(path: options.output)
-            try receiveLoop(options, socket: socket, sink: &sink, clockRate: OpusRTP.clockRate)
-        case .vp8:
-            var sink = try VP8ReceiveSink(path: options.output)
-            try receiveLoop(options, socket: socket, sink: &sink, clockRate: VP8RTP.clockRate)
+        // Listens on every interface; nothing is sent back (the peer port is never used).
+        let udp = try UDPTransport(localPort: options.port, bindHost: "0.0.0.0", peerPort: 9, clock: SystemMediaClock())
+        if let key = options.key {
+            var srtp = try SRTPTransport(udp, sendKey: key, receiveKey: key)
+            try receive(options, over: &srtp)
+            for (k, v) in srtpReport(srtp.statistics) { print("\(k): \(v)") }
+        } else {
+            var plain = udp
+            try receive(options, over: &plain)
         }
         return ExitStatus.success
     } catch {
@@ -140,64 +146,63 @@ private func runReceive(_ args: [String]) -> Int32 {
     }
 }
 
-private func receiveLoop<Sink: ReceiveSink & ~Copyable>(_ options: ReceiveOptions, socket: borrowing UDPSocket, sink: inout Sink,
-                                            clockRate: Int) throws {
+private func receive<T: WaitablePacketTransport & ~Copyable>(_ options: ReceiveOptions, over transport: inout T) throws {
+    switch options.codec {
+    case .opus:
+        var sink = try OpusReceiveSink(path: options.output, payloadType: options.payloadType)
+        try receiveLoop(options, over: &transport, sink: &sink, clockRate: OpusRTP.clockRate)
+    case .vp8:
+        var sink = try VP8ReceiveSink(path: options.output)
+        try receiveLoop(options, over: &transport, sink: &sink, clockRate: VP8RTP.clockRate)
+    }
+}
+
+private func receiveLoop<T: WaitablePacketTransport & ~Copyable, Sink: ReceiveSink & ~Copyable>(
+    _ options: ReceiveOptions, over transport: inout T, sink: inout Sink, clockRate: Int
+) throws {
     var stats = RTPSourceStatistics(clockRate: clockRate)
     var ssrc: UInt32?
     var delivered = 0
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    var lastPacket = MonotonicTime.now()
+    var lastDatagram = MonotonicTime.now()
     let idleNs = Int64(options.idleTimeout * 1e9)
-    let srtp = try options.key.map { key throws(SRTPError) in SRTPBox(try SRTPContext(key: key, direction: .inbound)) }
-    while true {
-        let got = try buffer.withUnsafeMutableBytes { try socket.receive(into: $0, timeoutMilliseconds: 20) }
+    var failure: (any Error)?
+    while failure == nil {
+        let waiting = transport.waitForDatagram(timeoutMilliseconds: 5)
         let now = MonotonicTime.now()
-        guard var n = got else {
-            if now.nanoseconds - lastPacket.nanoseconds >= idleNs { break }
-            try sink.tick(now: now)
-            continue
-        }
-        lastPacket = now
-        if let srtp {
-            // Only what verifies under the key reaches the parser.
-            guard let m = buffer.withUnsafeMutableBytes({ srtp.unprotect($0, length: n) }) else {
-                try sink.tick(now: now)
-                continue
-            }
-            n = m
-        }
-        try buffer.withUnsafeBytes { raw in
-            let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<n])
-            let packet: RTPPacketView
-            do { packet = try RTPPacketView(parsing: bytes) } catch {
-                // RTCP multiplexed on the port (PT 200...204 with the marker bit) is not media.
-                if n >= 2, (200...204).contains(bytes[1]) { return }
-                stats.recordMalformed()
+        if !waiting && now.nanoseconds - lastDatagram.nanoseconds >= idleNs { break }
+        transport.receive(until: now) { bytes, arrival in
+            lastDatagram = arrival
+            // RTCP multiplexed on the port (RFC 5761 4: second byte 200...204) is not media.
+            if bytes.count >= 2, (200...204).contains(bytes[1]) {
+                sink.control(bytes, at: arrival)
                 return
             }
-            if packet.marker && (72...76).contains(packet.payloadType) { return }  // RTCP, RFC 5761 4
+            guard let packet = try? RTPPacketView(parsing: bytes) else { stats.recordMalformed(); return }
             guard packet.payloadType == options.payloadType, ssrc == nil || packet.ssrc == ssrc else {
                 stats.recordUnexpected()
                 return
             }
             ssrc = packet.ssrc
             let verdict = stats.update(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-                                       arrivalNanoseconds: now.nanoseconds, payloadBytes: packet.payload.count)
-            switch verdict {
-            case .accepted, .restarted:
-                if verdict == .restarted { try sink.restart() }
-                delivered += 1
-                try sink.accept(packet, now: now)
-            case .probation:
-                // RFC 3550 A.1 holds the first packet back until the second confirms the source;
-                // for a single unicast stream we still want its media.
-                if stats.received == 0 {
+                                       arrivalNanoseconds: arrival.nanoseconds, payloadBytes: packet.payload.count)
+            do {
+                switch verdict {
+                case .accepted, .restarted:
+                    if verdict == .restarted { try sink.restart() }
                     delivered += 1
-                    try sink.accept(packet, now: now)
+                    try sink.accept(bytes, packet, at: arrival)
+                case .probation:
+                    // RFC 3550 A.1 holds the first packet back until the second confirms the
+                    // source; for a single unicast stream its media is still wanted.
+                    if stats.received == 0 {
+                        delivered += 1
+                        try sink.accept(bytes, packet, at: arrival)
+                    }
+                case .duplicate, .badSequence: break
                 }
-            case .duplicate, .badSequence: break
-            }
+            } catch { failure = error }
         }
+        if let failure { throw failure }
         try sink.tick(now: now)
     }
     try sink.finish()
@@ -214,7 +219,6 @@ private func receiveLoop<Sink: ReceiveSink & ~Copyable>(_ options: ReceiveOption
         ("ssrc", ssrc.map { "0x" + String($0, radix: 16) } ?? "-"),
     ]
     lines += sink.report
-    if let srtp { lines += srtp.report }
     for (k, v) in lines { print("\(k): \(v)") }
 }
 
@@ -226,103 +230,102 @@ private func formatFixed(_ x: Double, _ digits: Int) -> String {
     return "\(v)"
 }
 
-/// Opus: a short reordering buffer, Opus decoding with PLC, WAV output.
+/// Opus: the library's receive pipeline (adaptive jitter buffer, Opus PLC and FEC, sender
+/// reports), played out every 10 ms in real time into a 48 kHz mono WAV.
+///
+/// The file holds the stream, not the waiting around it: frames played before the first
+/// packet or after the last one (buffering, concealment at the end) are not written; gaps
+/// inside the stream (losses, DTX silence) are, as the buffer fills them.
 private struct OpusReceiveSink: ReceiveSink, ~Copyable {
-    /// Packets held for reordering before playout: 3 x 20 ms.
-    static let depth = 3
+    var pipeline: AudioReceivePipeline<OpusJitterDecoder>
     var writer: WAVWriter
     let path: String
-    var decoder: OpusDecoder
-    let channels = 1
-    var held: [Int64: (timestamp: Int64, payload: [UInt8])] = [:]
-    var seqUnwrapper = SequenceNumberUnwrapper()
-    var tsUnwrapper = TimestampUnwrapper()
-    var nextSeq: Int64?
-    var nextTimestamp: Int64?
-    var pcm = [Int16](repeating: 0, count: 5760 * 2)
-    var late = 0, concealedSamples = 0, silenceSamples = 0, decodeErrors = 0, decodedPackets = 0
+    /// The next 10 ms playout deadline; set by the first packet.
+    var nextPlayout: MonotonicTime?
+    /// Frames played since the last frame that held a packet's audio, written once another
+    /// packet plays (so a gap inside the stream is kept and the tail after the last packet is not).
+    var pending: [Int16]
+    var playedPacket = false
+    /// One played frame (10 ms), reused.
+    var frame: [Int16]
+    static let frameNs: Int64 = 10_000_000
+    /// Pending audio kept in memory before it is written anyway (a long DTX silence): 10 s.
+    static let pendingLimit = 48_000 * 10
 
-    init(path: String) throws {
-        self.path = path
-        let d = try OpusDecoder(sampleRate: 48_000, channels: 1)
+    init(path: String, payloadType: UInt8) throws {
+        var c = AudioReceiveConfiguration()
+        c.sampleRate = 48_000
+        c.payloadType = payloadType
+        c.analysis = false
+        // A file wants the sender's waveform: no time-stretching (the delay adapts in silence
+        // only), and at least the 60 ms of reordering a receiver of 20 ms packets expects.
+        c.jitterBuffer.stretchThresholdMs = .infinity
+        c.jitterBuffer.minimumDelayMs = 60
+        let decoder = try OpusJitterDecoder(sampleRate: 48_000, channels: 1)
         let w = try WAVWriter(path: path, format: WAVFormat(sampleRate: 48_000, channels: 1))
-        decoder = d
+        pipeline = try AudioReceivePipeline(configuration: c, decoder: decoder)
         writer = w
+        self.path = path
+        pending = []
+        pending.reserveCapacity(Self.pendingLimit + 960)
+        frame = []
+        frame.reserveCapacity(960)
     }
 
-    mutating func accept(_ packet: RTPPacketView, now: MonotonicTime) throws {
-        let seq = seqUnwrapper.unwrap(packet.sequenceNumber)
-        let ts = tsUnwrapper.unwrap(packet.timestamp)
-        if let next = nextSeq, seq < next { late += 1; return }
-        held[seq] = (ts, Array(packet.payload))
-        while held.count > Self.depth { try playOldest() }
+    mutating func accept(_ bytes: UnsafeRawBufferPointer, _ packet: RTPPacketView, at arrival: MonotonicTime) throws {
+        pipeline.receive(bytes, at: arrival)
+        if nextPlayout == nil { nextPlayout = arrival }
     }
 
-    mutating func tick(now: MonotonicTime) throws {}
+    mutating func control(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) { pipeline.receive(bytes, at: arrival) }
 
-    mutating func restart() throws {
-        while !held.isEmpty { try playOldest() }
-        seqUnwrapper = SequenceNumberUnwrapper()
-        tsUnwrapper = TimestampUnwrapper()
-        nextSeq = nil
-        nextTimestamp = nil
+    /// The jitter buffer follows the source's restarts itself (a re-based timeline).
+    mutating func restart() throws {}
+
+    mutating func tick(now: MonotonicTime) throws {
+        while let t = nextPlayout, t <= now {
+            try playFrame(at: t)
+            nextPlayout = t.advanced(byNanoseconds: Self.frameNs)
+        }
     }
 
-    mutating func playOldest() throws {
-        guard let seq = held.keys.min(), let (ts, payload) = held.removeValue(forKey: seq) else { return }
-        if let expected = nextTimestamp, ts > expected {
-            // A gap: conceal lost packets with PLC, fill a silence (DTX) gap with zeros.
-            var gap = Int(min(ts - expected, 48_000 * 10))
-            let lostPackets = nextSeq.map { seq - $0 } ?? 0
-            if lostPackets > 0 {
-                var plc = min(gap, 48_000)  // at most 1 s of concealment
-                plc -= plc % 120            // whole 2.5 ms steps
-                while plc > 0 {
-                    let chunk = min(plc, 960)
-                    let got = (try? pcm.withUnsafeMutableBufferPointer {
-                        try decoder.concealLoss(into: UnsafeMutableBufferPointer(rebasing: $0[0..<(chunk * channels)]))
-                    }) ?? 0
-                    if got == 0 { break }
-                    try pcm.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(got * channels)])) }
-                    concealedSamples += got
-                    plc -= got
-                    gap -= got
-                }
-            }
-            if gap > 0 {
-                let zeros = [Int16](repeating: 0, count: gap * channels)
-                try zeros.withUnsafeBufferPointer { try writer.write($0) }
-                silenceSamples += gap
-            }
+    private mutating func playFrame(at t: MonotonicTime) throws {
+        var copy = [Int16]()
+        swap(&copy, &frame)
+        defer { swap(&copy, &frame) }
+        let kind = pipeline.playout(at: t, sink: { samples in
+            copy.removeAll(keepingCapacity: true)
+            copy.append(contentsOf: samples)
+        }, onDecision: { _ in }, onTalk: { _ in })
+        if kind == .normal {
+            playedPacket = true
+            if !pending.isEmpty { try writer.write(pending); pending.removeAll(keepingCapacity: true) }
+            try writer.write(copy)
+        } else if playedPacket {
+            pending.append(contentsOf: copy)
+            if pending.count > Self.pendingLimit { try writer.write(pending); pending.removeAll(keepingCapacity: true) }
         }
-        var decoded = 0
-        do {
-            decoded = try payload.withUnsafeBytes { p in
-                try pcm.withUnsafeMutableBufferPointer { try decoder.decode(p, into: $0) }
-            }
-            decodedPackets += 1
-        } catch {
-            decodeErrors += 1
-            decoded = payload.withUnsafeBytes { (try? OpusRTP.samples48k($0)) ?? 960 }
-            let zeros = [Int16](repeating: 0, count: decoded * channels)
-            try zeros.withUnsafeBufferPointer { try writer.write($0) }
-        }
-        if decodeErrors == 0 || decoded > 0 {
-            try pcm.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(decoded * channels)])) }
-        }
-        nextSeq = seq + 1
-        nextTimestamp = ts + Int64(decoded)
     }
 
     mutating func finish() throws {
-        while !held.isEmpty { try playOldest() }
+        // What is still buffered plays out at once; then the tail after the last packet is dropped.
+        if var t = nextPlayout {
+            var frames = 0
+            while pipeline.bufferedPackets > 0 && frames < 100 * 60 {
+                try playFrame(at: t)
+                t = t.advanced(byNanoseconds: Self.frameNs)
+                frames += 1
+            }
+        }
         try writer.close()
     }
 
     var report: [(String, String)] {
-        [("late", "\(late)"), ("decoded_packets", "\(decodedPackets)"), ("decode_errors", "\(decodeErrors)"),
-         ("concealed_samples", "\(concealedSamples)"), ("silence_samples", "\(silenceSamples)"),
-         ("output", path)]
+        let j = pipeline.jitterStatistics
+        let silence = j.silentConcealedSamples
+        return [("late", "\(j.late)"), ("decoded_packets", "\(pipeline.statistics.packetsPlayed)"),
+                ("decode_errors", "\(j.decodeFailures)"), ("concealed_samples", "\(j.concealedSamples - silence)"),
+                ("silence_samples", "\(silence)"), ("output", path)]
     }
 }
 
@@ -348,7 +351,9 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
         decoder = try VPXDecoder(codec: .vp8)
     }
 
-    mutating func accept(_ packet: RTPPacketView, now: MonotonicTime) throws {
+    mutating func control(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {}
+
+    mutating func accept(_ bytes: UnsafeRawBufferPointer, _ packet: RTPPacketView, at now: MonotonicTime) throws {
         var events: [(data: [UInt8], ts: UInt32, key: Bool, w: Int, h: Int)] = []
         assembler.insert(packet, nowNanoseconds: now.nanoseconds) { e in
             switch e {

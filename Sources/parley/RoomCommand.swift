@@ -64,7 +64,7 @@ struct RoomInvocation {
     var realtime: Bool?
     var tui = true
     var eventsPath: String?
-    var talking = VoiceActivitySource.senderAudioLevel
+    var talking = AudioReceiveConfiguration().voiceActivitySource
 }
 
 func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> RoomInvocation {

@@ -11,24 +11,10 @@ import Glibc
 /// The RFC 6464 audio-level extension's URI (`a=extmap:1 ...`).
 let audioLevelExtensionURI = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
 
-/// An SRTP context the send or receive loop shares (kept in a class so the loops can hold it
-/// beside their other state), with its counters.
-final class SRTPBox {
-    var context: SRTPContext
-    var statistics = SRTPStatistics()
-
-    init(_ context: consuming SRTPContext) { self.context = context }
-
-    /// Unprotects `buffer[0..<length]` in place; nil (and counted) when the packet must be dropped.
-    func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Int? {
-        context.unprotect(buffer, length: length, counting: &statistics)
-    }
-
-    /// The statistics lines of the receive side.
-    var report: [(String, String)] {
-        [("srtp_auth_failed", String(statistics.droppedAuthentication)), ("srtp_replayed", String(statistics.droppedReplay)),
-         ("srtp_malformed", String(statistics.droppedMalformed + statistics.droppedOther))]
-    }
+/// The receive statistics lines of SRTP drops, by reason.
+func srtpReport(_ statistics: SRTPStatistics) -> [(String, String)] {
+    [("srtp_auth_failed", String(statistics.droppedAuthentication)), ("srtp_replayed", String(statistics.droppedReplay)),
+     ("srtp_malformed", String(statistics.droppedMalformed + statistics.droppedOther))]
 }
 
 /// `--srtp [--srtp-key BASE64] [--srtp-suite SUITE]`: the key to protect with, or nil without
@@ -57,6 +43,9 @@ struct SDPStream {
     var payloadType: UInt8
     var ssrc: UInt32
     var key: SRTPKey?
+    /// The s= line and the a=ssrc cname.
+    var sessionName = "parley send"
+    var cname = "parley"
 
     /// The description: RFC 4566 with RFC 7587 / 7741 rtpmap and fmtp, the audio-level extmap,
     /// and with SRTP `RTP/SAVP` and an RFC 4568 crypto line.
@@ -76,11 +65,11 @@ struct SDPStream {
             isAudio = false
             attributes.append(SDPAttribute("rtpmap", "\(payloadType) VP8/90000"))
         }
-        attributes.append(SDPAttribute("ssrc", "\(ssrc) cname:parley"))
+        attributes.append(SDPAttribute("ssrc", "\(ssrc) cname:\(cname)"))
         if let key { attributes.append(SDPCrypto(suite: key.suite.rawValue, key: key.base64).attribute) }
         let media = SDPMedia(media: isAudio ? "audio" : "video", port: port, proto: key == nil ? "RTP/AVP" : "RTP/SAVP",
                              formats: [String(payloadType)], attributes: attributes)
-        return SessionDescription(origin: "- \(ssrc) 1 IN IP4 127.0.0.1", sessionName: "parley send",
+        return SessionDescription(origin: "- \(ssrc) 1 IN IP4 127.0.0.1", sessionName: sessionName,
                                   connectionAddress: host, media: [media])
     }
 }
@@ -109,14 +98,19 @@ func writePrivateFile(_ text: String, to path: String) throws(SDPFileError) {
     }
 }
 
-/// What `parley receive` takes from an SDP: the first audio or video section's codec, payload
-/// type, port, and SRTP key.
+/// What `parley receive` and `parley call` take from an SDP: the first audio or video
+/// section's codec, payload type, port, SRTP key, and the sender's SSRC and audio-level ID.
 struct ReceivedSDP {
     enum Codec: String { case opus, vp8 }
     var codec: Codec
     var payloadType: UInt8
     var port: UInt16
     var key: SRTPKey?
+    /// The sender's SSRC and cname (a=ssrc, RFC 5576), when the SDP gives them.
+    var ssrc: UInt32?
+    var cname: String?
+    /// The RFC 8285 ID of the RFC 6464 audio level (a=extmap), when the SDP maps it.
+    var audioLevelID: UInt8?
 
     /// Reads and checks `path`.
     init(path: String) throws(SDPFileError) {
@@ -153,6 +147,12 @@ struct ReceivedSDP {
         self.codec = codec
         payloadType = pt
         port = media.port
+        audioLevelID = media.extensionMaps.first { $0.uri == audioLevelExtensionURI }?.id
+        if let line = media.attributes.first(where: { $0.name == "ssrc" })?.value {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            ssrc = parts.first.flatMap { UInt32($0) }
+            if parts.count == 2, parts[1].hasPrefix("cname:") { cname = String(parts[1].dropFirst(6)) }
+        }
         // ffmpeg's RTP muxer writes its a=crypto: line under RTP/AVP: the line decides.
         if let crypto = media.cryptos.first {
             do {

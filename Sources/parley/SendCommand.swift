@@ -1,8 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ParleyCall
 import ParleyCodecs
+import ParleyCore
 import ParleyMedia
 import ParleyRTP
 import ParleySRTP
-import ParleyVoice
 
 /// `parley send`: encodes a WAV as Opus or a Y4M as VP8 and sends it over RTP/UDP in real time.
 let sendCommand = Command(
@@ -16,8 +20,8 @@ let sendCommand = Command(
         Encodes FILE and sends it as RTP over UDP to HOST:PORT, paced in real time:
           a WAV (16-bit PCM, 8/12/16/24/48 kHz, mono or stereo) as Opus (RFC 7587), 20 ms
             per packet, 48 kHz RTP clock, payload type 111 unless given; each packet carries
-            the RFC 6464 audio level with the VAD's voice flag (extension ID 1, a=extmap:1
-            urn:ietf:params:rtp-hdrext:ssrc-audio-level);
+            the RFC 6464 audio level with the talking detector's voice flag, as every Parley
+            sender sets it (extension ID 1, a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level);
           a Y4M (I420) as VP8 (RFC 7741), 90 kHz RTP clock, payload type 96 unless given,
             payloads of at most 1200 bytes with a 15-bit picture ID.
         An RTCP sender report goes to PORT+1 about once a second.
@@ -102,21 +106,28 @@ private func runSend(_ args: [String]) -> Int32 {
         return ExitStatus.usage
     }
     do {
-        let socket = try UDPSocket()
-        let rtp = try UDPAddress(host: options.host, port: options.port)
-        let rtcp = try UDPAddress(host: options.host, port: options.port &+ 1)
-        var sender = RTPSender(ssrc: options.ssrc, rtp: rtp, rtcp: rtcp)
-        if let key = options.key { sender.srtp = SRTPBox(try SRTPContext(key: key, direction: .outbound)) }
         let head = try fileMagic(options.path)
-        if head.starts(with: "RIFF".utf8) {
-            try sendAudio(options, socket: socket, sender: &sender)
-        } else if head.starts(with: "YUV4MPEG2".utf8) {
-            try sendVideo(options, socket: socket, sender: &sender)
-        } else {
+        let isAudio = head.starts(with: "RIFF".utf8)
+        guard isAudio || head.starts(with: "YUV4MPEG2".utf8) else {
             printError("parley send: \(options.path): neither a WAV (RIFF) nor a Y4M (YUV4MPEG2) file")
             return ExitStatus.failure
         }
-        print("sent \(sender.packets) RTP packets (\(sender.payloadBytes) payload bytes) to \(options.host):\(options.port), "
+        // RTP to PORT, RTCP to PORT+1 (RFC 3550 11), from any local port on every interface.
+        let udp = try UDPTransport(bindHost: "0.0.0.0", peerHost: options.host, peerPort: options.port,
+                                   rtcpPeerPort: options.port &+ 1, clock: SystemMediaClock())
+        let sent: SentCount
+        if let key = options.key {
+            // Only the send key is used; the receive side of the context never sees a packet.
+            var srtp = try SRTPTransport(udp, sendKey: key, receiveKey: key)
+            sent = isAudio ? try sendAudio(options, over: &srtp) : try sendVideo(options, over: &srtp)
+        } else {
+            var plain = udp
+            sent = isAudio ? try sendAudio(options, over: &plain) : try sendVideo(options, over: &plain)
+        }
+        guard sent.packets > 0 || sent.refused == 0 else {
+            throw SendError("no packet could be sent to \(options.host):\(options.port) (\(sent.refused) refused by the network)")
+        }
+        print("sent \(sent.packets) RTP packets (\(sent.payloadBytes) payload bytes) to \(options.host):\(options.port), "
               + "SSRC 0x\(String(options.ssrc, radix: 16))")
         return ExitStatus.success
     } catch {
@@ -125,152 +136,82 @@ private func runSend(_ args: [String]) -> Int32 {
     }
 }
 
-/// Packet counting, RTP header state and periodic RTCP sender reports for one stream.
-private struct RTPSender {
-    var header: RTPHeader
-    let rtp: UDPAddress
-    let rtcp: UDPAddress
-    var packets: UInt32 = 0
-    var payloadBytes: UInt32 = 0
-    var buffer = [UInt8](repeating: 0, count: 1600)
-    var lastReport: MonotonicTime?
-    /// SRTP protection of every packet and report, when on.
-    var srtp: SRTPBox?
-
-    init(ssrc: UInt32, rtp: UDPAddress, rtcp: UDPAddress) {
-        // RFC 3550 5.1: random initial sequence number and timestamp.
-        header = RTPHeader(payloadType: 0, sequenceNumber: UInt16.random(in: 0...UInt16.max),
-                           timestamp: UInt32.random(in: 0...UInt32.max), ssrc: ssrc)
-        self.rtp = rtp
-        self.rtcp = rtcp
-    }
-
-    /// Sends one packet with the current header, then advances the sequence number.
-    mutating func send(_ payload: UnsafeRawBufferPointer, socket: borrowing UDPSocket) throws {
-        let h = header
-        var n = try buffer.withUnsafeMutableBytes { try h.marshal(payload: payload, into: $0) }
-        if let srtp { n = try buffer.withUnsafeMutableBytes { try srtp.context.protectRTP($0, length: n) } }
-        try buffer.withUnsafeBytes { try socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: rtp) }
-        header.sequenceNumber &+= 1
-        packets &+= 1
-        payloadBytes &+= UInt32(truncatingIfNeeded: payload.count)
-    }
-
-    /// Sends an RTCP sender report if a second has passed; `mediaTimestamp` is the RTP time of
-    /// `now`. Failures are ignored: nobody may listen on the RTCP port.
-    mutating func maybeReport(now: MonotonicTime, mediaTimestamp: UInt32, socket: borrowing UDPSocket) {
-        if let last = lastReport, now.nanoseconds - last.nanoseconds < 1_000_000_000 { return }
-        lastReport = now
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let ntp = NTPTimestamp(unixSeconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
-        let sr = RTCPPacket.senderReport(RTCPSenderReport(ssrc: header.ssrc, ntpTimestamp: ntp, rtpTimestamp: mediaTimestamp,
-                                                          packetCount: packets, octetCount: payloadBytes))
-        // In the packet buffer, protected in place as the RTP packets are.
-        guard var n = try? buffer.withUnsafeMutableBytes({ try RTCPCompound.marshal([sr], into: $0) }) else { return }
-        if let srtp {
-            guard let m = try? buffer.withUnsafeMutableBytes({ try srtp.context.protectRTCP($0, length: n) }) else { return }
-            n = m
-        }
-        try? buffer.withUnsafeBytes { try socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), to: rtcp) }
-    }
+/// What a send loop sent.
+private struct SentCount {
+    var packets: Int
+    var payloadBytes: Int
+    var refused: Int
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-private func sendAudio(_ options: SendOptions, socket: borrowing UDPSocket, sender: inout RTPSender) throws {
+/// A WAV through ``AudioSendPipeline`` (Opus, the RFC 6464 level with the talking detector's
+/// V bit, sender reports), paced in real time: one 20 ms packet per 20 ms of the file.
+private func sendAudio<T: PacketTransport & ~Copyable>(_ options: SendOptions, over transport: inout T) throws -> SentCount {
     var reader = try WAVReader(path: options.path)
     let audio = (sampleRate: reader.format.sampleRate, channels: reader.format.channels)
     guard [8_000, 12_000, 16_000, 24_000, 48_000].contains(audio.sampleRate), (1...2).contains(audio.channels) else {
         throw SendError("\(options.path): Opus takes 8, 12, 16, 24 or 48 kHz mono or stereo; this WAV is "
                         + "\(audio.sampleRate) Hz, \(audio.channels) channels (convert it first)")
     }
-    var encoder = try OpusEncoder(sampleRate: audio.sampleRate, channels: audio.channels, application: options.application)
-    encoder.bitrate = options.bitrate ?? 32_000 * audio.channels
-    if options.fec {
-        encoder.inbandFEC = true
-        encoder.expectedPacketLossPercent = 10
-    }
-    encoder.dtx = options.dtx
-    let frameSamples = audio.sampleRate / 50  // 20 ms per channel
-    let frameLength = frameSamples * audio.channels
-    sender.header.payloadType = options.payloadType ?? OpusRTP.defaultPayloadType
-    sender.header.extensions = [RTPHeaderExtension(id: 1, bytes: [0])]
-    try writeSDP(options, .opus(channels: audio.channels, fec: options.fec, dtx: options.dtx), payloadType: sender.header.payloadType)
+    var c = AudioSendConfiguration()
+    c.sampleRate = audio.sampleRate
+    c.channels = audio.channels
+    c.bitrate = options.bitrate ?? 32_000 * audio.channels
+    c.inbandFEC = options.fec
+    c.expectedLossPercent = options.fec ? 10 : 0
+    c.dtx = options.dtx
+    c.application = options.application
+    c.payloadType = options.payloadType ?? OpusRTP.defaultPayloadType
+    c.ssrc = options.ssrc
+    // RFC 3550 5.1: random initial sequence number and timestamp.
+    c.firstSequence = UInt16.random(in: 0...UInt16.max)
+    c.firstTimestamp = UInt32.random(in: 0...UInt32.max)
+    try writeSDP(options, .opus(channels: audio.channels, fec: options.fec, dtx: options.dtx), payloadType: c.payloadType)
+    var pipeline = try AudioSendPipeline(configuration: c, ntpOffset: MonotonicTime.wallClockNTPOffset())
+    let frameLength = c.packetSamples * audio.channels
     var pcm = [Int16](repeating: 0, count: frameLength)
-    // The V flag of the RFC 6464 level comes from ParleyVoice's VAD on the first channel
-    // (an energy decision, above -50 dBov, at 12 kHz which the VAD does not take).
-    var vad = try? VoiceActivityDetector(sampleRate: audio.sampleRate)
-    var mono = [Float](repeating: 0, count: frameSamples)
-    var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
     let start = MonotonicTime.now()
-    var i = 0
-    var skipped = false
+    var i: Int64 = 0
     while true {
         let got = try pcm.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
         guard got > 0 else { break }
         for k in (got * audio.channels)..<frameLength { pcm[k] = 0 }  // pad the last frame
-        defer { i += 1 }
-        let n = try pcm.withUnsafeBufferPointer { p in try packet.withUnsafeMutableBytes { try encoder.encode(p, into: $0) } }
-        let level = pcm.withUnsafeBufferPointer { AudioLevel(samples: $0, voiceActivity: false) }
-        var voice = level.level < 50
-        if vad != nil {
-            for k in 0..<frameSamples { mono[k] = Float(pcm[k * audio.channels]) / 32768 }
-            voice = false
-            mono.withUnsafeBufferPointer { m in vad!.process(m) { d in voice = voice || d.isSpeech } }
-        }
-        let withVoice = AudioLevel(level: level.level, voiceActivity: voice)
-        sender.header.extensions[0].bytes[0] = withVoice.extensionByte
-        sleep(until: MonotonicTime(nanoseconds: start.nanoseconds + Int64(i) * 20_000_000))
-        // In DTX the encoder marks silence with packets of at most 2 bytes: not sent (RFC 7587
-        // 3.1.3); the receiver conceals the gap from the timestamps.
-        if options.dtx && n <= 2 {
-            skipped = true
-        } else {
-            sender.header.marker = i == 0 || skipped  // first packet of a talkspurt (RFC 3551 4.1)
-            skipped = false
-            try packet.withUnsafeBytes { try sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), socket: socket) }
-        }
-        sender.maybeReport(now: MonotonicTime.now(), mediaTimestamp: sender.header.timestamp, socket: socket)
-        sender.header.timestamp &+= 960  // 20 ms at the 48 kHz Opus RTP clock (RFC 7587 4.1)
+        let due = MonotonicTime(nanoseconds: start.nanoseconds + i * Int64(c.packetMs) * 1_000_000)
+        SystemMediaClock().sleep(until: due)
+        pcm.withUnsafeBufferPointer { pipeline.send($0, capturedAt: due, muted: false, over: &transport) { _ in } }
+        i += 1
     }
+    let s = pipeline.statistics
+    if s.encodeErrors > 0 { throw SendError("\(options.path): Opus could not encode \(s.encodeErrors) of \(s.framesCaptured) frames") }
+    return SentCount(packets: s.packetsSent, payloadBytes: s.payloadBytes, refused: s.packetsRefused)
 }
 
-private func sendVideo(_ options: SendOptions, socket: borrowing UDPSocket, sender: inout RTPSender) throws {
+/// A Y4M through ``VideoSendPipeline`` (VP8, RFC 7741 payloads of at most 1200 bytes, sender
+/// reports), paced at the file's frame rate.
+private func sendVideo<T: PacketTransport & ~Copyable>(_ options: SendOptions, over transport: inout T) throws -> SentCount {
     var reader = try Y4MReader(path: options.path)
     let h = reader.header
     let fps = max(1, (h.frameRateNumerator + h.frameRateDenominator / 2) / h.frameRateDenominator)
+    let payloadType = options.payloadType ?? VP8RTP.defaultPayloadType
+    try writeSDP(options, .vp8, payloadType: payloadType)
     // About 0.25 bit per pixel at 30 fps for 320x240 (576 kbit/s), at least 500 kbit/s.
-    var config = VPXEncoderConfiguration(codec: .vp8, width: h.width, height: h.height, framesPerSecond: fps,
-                                         targetBitrateKbps: max(500, h.width * h.height * fps / 4_000))
-    config.keyframeMaxInterval = 3 * fps
-    var encoder = try VPXEncoder(config)
-    var packetizer = VP8Packetizer(maxPayloadSize: 1200, pictureID: UInt16.random(in: 0...0x7FFF))
-    sender.header.payloadType = options.payloadType ?? VP8RTP.defaultPayloadType
-    try writeSDP(options, .vp8, payloadType: sender.header.payloadType)
-    let baseTimestamp = sender.header.timestamp
+    var pipeline = try VideoSendPipeline(width: h.width, height: h.height, framesPerSecond: fps,
+                                         bitrateKbps: max(500, h.width * h.height * fps / 4_000), ssrc: options.ssrc,
+                                         payloadType: payloadType, firstTimestamp: UInt32.random(in: 0...UInt32.max),
+                                         ntpOffset: MonotonicTime.wallClockNTPOffset())
     let start = MonotonicTime.now()
-    var failure: Error?
     var frame = VideoFrame(width: h.width, height: h.height)
     var i = 0
     while try reader.read(into: &frame) {
         defer { i += 1 }
         let mediaNs = Int64(i) * 1_000_000_000 * Int64(h.frameRateDenominator) / Int64(h.frameRateNumerator)
-        sleep(until: MonotonicTime(nanoseconds: start.nanoseconds + mediaNs))
-        let ts = baseTimestamp &+ UInt32(truncatingIfNeeded: mediaNs * 90_000 / 1_000_000_000)
-        sender.header.timestamp = ts
-        try encoder.encode(frame) { encoded in
-            packetizer.packetize(encoded.bytes) { payload, last in
-                sender.header.marker = last  // last packet of the frame (RFC 7741 4.1)
-                do { try sender.send(payload, socket: socket) } catch { failure = error }
-            }
-        }
-        if let failure { throw failure }
-        sender.maybeReport(now: MonotonicTime.now(), mediaTimestamp: ts, socket: socket)
+        let due = MonotonicTime(nanoseconds: start.nanoseconds + mediaNs)
+        SystemMediaClock().sleep(until: due)
+        pipeline.send(frame, mediaTicks: UInt32(truncatingIfNeeded: mediaNs * 90_000 / 1_000_000_000), capturedAt: due, over: &transport)
     }
     guard i > 0 else { throw SendError("\(options.path): no frames") }
+    let s = pipeline.statistics
+    if s.encodeErrors > 0 { throw SendError("\(options.path): VP8 could not encode \(s.encodeErrors) of \(s.framesCaptured) frames") }
+    return SentCount(packets: s.packetsSent, payloadBytes: s.payloadBytes, refused: s.packetsRefused)
 }
 
 /// Writes the `--sdp` file, if asked for, before the first packet goes out.

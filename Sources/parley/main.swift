@@ -9,6 +9,7 @@ let commands: [Command] = [
     reportCommand,
     roomCommand,
     netsimCommand,
+    callCommand,
     sendCommand,
     receiveCommand,
     devicesCommand,

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
+import ParleyCodecs
 import ParleyDevices
 import ParleyMedia
+import ParleyRTP
 import ParleyVoice
 @testable import ParleyCall
 
@@ -203,4 +205,93 @@ func mediaTimesStayMonotonicOverAJitteryLink(seed: UInt64) throws {
         previous = m
     }
     #expect(backwards.isEmpty, "media time ran backwards: \(backwards)")
+}
+
+/// A sender without the RFC 6464 audio level (ffmpeg, GStreamer): with the default talking
+/// source (the sender's V bits) the receiver falls back to its own VAD, and finds the same
+/// talks as a receiver set to `.local`.
+@Test func aStreamWithoutTheAudioLevelFallsBackToTheLocalVAD() throws {
+    let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
+    var encoder = try OpusEncoder(sampleRate: 16_000, channels: 1, application: .voip)
+    var header = RTPHeader(payloadType: OpusRTP.defaultPayloadType, sequenceNumber: 1, timestamp: 0, ssrc: 7)
+    var packets: [[UInt8]] = []
+    var payload = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
+    var datagram = [UInt8](repeating: 0, count: 1_500)
+    for start in stride(from: 0, to: speech.samples.count - 320, by: 320) {
+        let n = try speech.samples[start..<(start + 320)].withUnsafeBufferPointer { p in
+            try payload.withUnsafeMutableBytes { try encoder.encode(p, into: $0) }
+        }
+        let length = try payload.withUnsafeBytes { p in
+            try datagram.withUnsafeMutableBytes { try header.marshal(payload: UnsafeRawBufferPointer(rebasing: p[0..<n]), into: $0) }
+        }
+        packets.append(Array(datagram[0..<length]))
+        header.sequenceNumber &+= 1
+        header.timestamp &+= 960
+    }
+    func talks(_ source: VoiceActivitySource?) throws -> [Double] {
+        var c = AudioReceiveConfiguration()
+        if let source { c.voiceActivitySource = source }
+        var receiver = try AudioReceivePipeline(configuration: c, decoder: try OpusJitterDecoder(sampleRate: 16_000, channels: 1))
+        var starts: [Double] = []
+        for f in 0..<(packets.count * 2 + 100) {
+            let t = MonotonicTime(seconds: 1 + Double(f) * 0.01)
+            if f % 2 == 0, f / 2 < packets.count { packets[f / 2].withUnsafeBytes { receiver.receive($0, at: t) } }
+            receiver.playout(at: t, sink: { _ in }, onDecision: { _ in }, onTalk: { e in if e.kind == .started { starts.append(e.time) } })
+        }
+        return starts
+    }
+    #expect(AudioReceiveConfiguration().voiceActivitySource == .senderAudioLevel)
+    let byDefault = try talks(nil)
+    #expect(!byDefault.isEmpty, "no talk found on a stream without the audio level")
+    #expect(byDefault == (try talks(.local)))
+}
+
+/// Datagrams a pipeline sent, kept in order.
+private struct CollectingTransport: PacketTransport {
+    var datagrams: [[UInt8]] = []
+    mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { datagrams.append(Array(bytes)); return true }
+    mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {}
+    var inFlight: Int { 0 }
+}
+
+/// With DTX, silence is not sent (the timestamps jump over it, the sequence numbers do not)
+/// and the first packet after it carries the marker; a stereo sender encodes both channels.
+@Test func dtxSkipsSilenceAndMarksTheNextTalkspurtAndStereoIsEncoded() throws {
+    let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
+    for channels in [1, 2] {
+        var c = AudioSendConfiguration()
+        c.dtx = true
+        c.channels = channels
+        var sender = try AudioSendPipeline(configuration: c)
+        var transport = CollectingTransport()
+        let n = c.packetSamples
+        var frame = [Int16](repeating: 0, count: n * channels)
+        // 2 s of silence, then 2 s of speech.
+        for k in 0..<200 {
+            for i in 0..<n {
+                let v = k < 100 ? 0 : speech.samples[(k - 100) * n + i + 16_000]
+                for ch in 0..<channels { frame[i * channels + ch] = v }
+            }
+            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: MonotonicTime(seconds: Double(k) * 0.02), muted: false,
+                                                        over: &transport) { _ in } }
+        }
+        let rtp = transport.datagrams.filter { !(200...204).contains($0[1]) }   // RTCP sender reports aside
+        let views = rtp.map { d in d.withUnsafeBytes { b in (try! RTPPacketView(parsing: b)).headerFields } }
+        #expect(sender.statistics.dtxFrames > 50, "channels \(channels): \(sender.statistics)")
+        #expect(sender.statistics.packetsSent + sender.statistics.dtxFrames == 200)
+        #expect(views.first?.marker == true)
+        // Consecutive sequence numbers; a timestamp jump with the marker where silence was skipped.
+        for (a, b) in zip(views, views.dropFirst()) {
+            #expect(b.sequence == a.sequence &+ 1)
+            if b.timestamp &- a.timestamp > 960 { #expect(b.marker, "channels \(channels)") }
+        }
+        #expect(views.contains { $0.marker && $0.timestamp != views[0].timestamp })
+        // The Opus TOC's stereo flag (RFC 6716 3.1) follows the channels.
+        let stereoFlags = rtp.compactMap { d in d.withUnsafeBytes { b in (try? RTPPacketView(parsing: b)).map { $0.payload[0] & 0x04 != 0 } } }
+        #expect(stereoFlags.allSatisfy { $0 == (channels == 2) })
+    }
+}
+
+private extension RTPPacketView {
+    var headerFields: (sequence: UInt16, timestamp: UInt32, marker: Bool) { (sequenceNumber, timestamp, marker) }
 }

@@ -22,10 +22,15 @@ private func conversation(seconds: Double) throws -> [RoomParticipant] {
 }
 
 /// The rooms of the fixture: a lossy jittery network, the senders' V bits, a muted turn with
-/// drift, and a participant with video.
+/// drift, and a participant with video; all but the V-bit room with the receiver's own VAD.
 private func scenarios() throws -> [(name: String, participants: [RoomParticipant], configuration: RoomConfiguration)] {
     var out: [(String, [RoomParticipant], RoomConfiguration)] = []
-    out.append(("lossy", try conversation(seconds: 12), RoomConfiguration(network: .room(lossPercent: 8, jitterMs: 25), seed: 3)))
+    func local(_ network: NetworkScenario, seed: UInt64) -> RoomConfiguration {
+        var c = RoomConfiguration(network: network, seed: seed)
+        c.receive.voiceActivitySource = .local
+        return c
+    }
+    out.append(("lossy", try conversation(seconds: 12), local(.room(lossPercent: 8, jitterMs: 25), seed: 3)))
     var senderBits = RoomConfiguration(network: .room(lossPercent: 3, jitterMs: 10), seed: 9)
     senderBits.receive.voiceActivitySource = .senderAudioLevel
     out.append(("sender-bits", try conversation(seconds: 10), senderBits))
@@ -33,10 +38,10 @@ private func scenarios() throws -> [(name: String, participants: [RoomParticipan
     muted[0].mutedIntervals = [3.0...7.0]
     muted[1].driftPpm = 20_000
     muted[2].driftPpm = -15_000
-    out.append(("muted-drift", muted, RoomConfiguration(network: .room(lossPercent: 0, jitterMs: 5), seed: 2)))
+    out.append(("muted-drift", muted, local(.room(lossPercent: 0, jitterMs: 5), seed: 2)))
     var video = try conversation(seconds: 5)
     try video[1].attachVideo(path: samples.appendingPathComponent("video/sample.y4m").path)
-    out.append(("video", video, RoomConfiguration(network: .room(lossPercent: 3, jitterMs: 20), seed: 5)))
+    out.append(("video", video, local(.room(lossPercent: 3, jitterMs: 20), seed: 5)))
     return out
 }
 

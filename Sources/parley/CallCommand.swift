@@ -1,0 +1,289 @@
+import Foundation
+import ParleyCall
+import ParleyCore
+import ParleyDevices
+import ParleyMedia
+import ParleyRTP
+import ParleySRTP
+import Synchronization
+
+/// `parley call`: a two-party call with another host over UDP, no server.
+let callCommand = Command(
+    name: "call",
+    summary: "A two-party call with another host (no server), SRTP by default",
+    help: """
+        Usage: parley call --listen PORT --to HOST:PORT [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
+                           [--sdp-out FILE] [--sdp-in FILE] [--no-srtp] [--name NAME]
+                           [--output FILE.wav] [--events FILE.jsonl] [--no-tui]
+                           [--timeout S] [--sdp-wait S]
+
+        Calls the host that runs the same command the other way round: sends the local audio
+        (Opus, 20 ms, the RFC 6464 level with the talking detector's voice flag, RTCP sender
+        reports, RTP and RTCP on one port) to HOST:PORT and receives the peer's on UDP port PORT
+        (every IPv4 interface) through the library's call session: jitter buffer, concealment,
+        the peer's talking from its voice flags, joined/left and dominant-speaker events.
+
+        Keying (SDES, RFC 4568): each side writes its offer to --sdp-out (with SRTP its own
+        randomly generated key in an a=crypto: line, mode 0600) and reads the peer's from
+        --sdp-in, waiting for the file to appear (up to --sdp-wait seconds); media are then
+        protected with SRTP and SRTCP (AES_CM_128_HMAC_SHA1_80), and packets that do not verify
+        under the peer's key are dropped and counted. The peer's SDP also names it (its
+        a=ssrc cname) and gives its SSRC: packets of other SSRCs are counted and dropped.
+        With --no-srtp media go in the clear; --sdp-in is then optional (the first SSRC heard
+        is the peer).
+
+        Options:
+          --listen PORT         UDP port to receive on (the peer's --to port)
+          --to HOST:PORT        the peer (IPv4 address or name)
+          --audio SOURCE        a WAV file (mono, 8/12/16/24/48 kHz; sent paced in real time,
+                                the call ends when it has been sent and the peer has left) or an
+                                ALSA capture PCM (default: "default", 16 kHz mono)
+          --video SOURCE        a Y4M file or V4L2 device: not carried yet (rejected)
+          --sdp-out FILE        write this side's offer (required with SRTP)
+          --sdp-in FILE         read the peer's offer (required with SRTP)
+          --no-srtp             send and receive plain RTP
+          --name NAME           this participant's name, in the offer (default: the host name)
+          --output FILE.wav     write the received audio (16 kHz mono) instead of playing it on
+                                ALSA's "default" device
+          --events FILE.jsonl   write the call's events as JSON lines, as 'parley room' does
+          --no-tui              plain text: one line per event, instead of the live grid
+          --timeout S           seconds without a packet before the peer counts as gone
+                                (a "left" event; default 5); an RTCP BYE ends it at once. A
+                                peer never heard ends the call S seconds after a WAV was sent
+                                (S + the --sdp-wait time with a capture device)
+          --sdp-wait S          seconds to wait for --sdp-in to appear (default 30)
+        Ctrl-C hangs up (an RTCP BYE tells the peer). The key is never printed.
+
+        Prints the call's events (or shows the grid), then what was sent and received.
+        Exit status: 0 the peer was heard, 1 it never was or a device, file or network error,
+        2 usage error.
+        """,
+    run: { args in runCall(args) }
+)
+
+private struct CallOptions {
+    var listen: UInt16
+    var host: String
+    var port: UInt16
+    var audio = "default"
+    var sdpOut: String?
+    var sdpIn: String?
+    var srtp = true
+    var name: String
+    var output: String?
+    var events: String?
+    var tui = true
+    var timeout = 5.0
+    var sdpWait = 30.0
+}
+
+private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> CallOptions {
+    let s = try ArgumentScanner(args, valued: ["listen", "to", "audio", "video", "sdp-out", "sdp-in", "name", "output", "events",
+                                               "timeout", "sdp-wait"],
+                                flagNames: ["no-srtp", "no-tui"])
+    guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
+    guard s.value("listen") != nil else { throw .init(description: "missing --listen PORT") }
+    let listen = try s.int("listen", default: 0, in: 1...65535)
+    guard let to = s.value("to") else { throw .init(description: "missing --to HOST:PORT") }
+    guard let (host, port) = parseHostPort(to) else { throw .init(description: "--to must be HOST:PORT, got '\(to)'") }
+    if let v = s.value("video") {
+        throw .init(description: "--video \(v): parley call carries audio only so far")
+    }
+    var o = CallOptions(listen: UInt16(listen), host: host, port: port, name: ProcessInfo.processInfo.hostName)
+    if let a = s.value("audio") { o.audio = a }
+    o.sdpOut = s.value("sdp-out")
+    o.sdpIn = s.value("sdp-in")
+    o.srtp = !s.flag("no-srtp")
+    if let n = s.value("name") {
+        guard !n.isEmpty, !n.contains(where: { $0 == " " || $0.isNewline }) else {
+            throw .init(description: "--name must be one word, got '\(n)'")
+        }
+        o.name = n
+    }
+    o.output = s.value("output")
+    if let out = o.output, !out.lowercased().hasSuffix(".wav") { throw .init(description: "--output writes a .wav file, got '\(out)'") }
+    o.events = s.value("events")
+    o.tui = !s.flag("no-tui")
+    o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
+    o.sdpWait = try s.double("sdp-wait", default: 30, in: 0...3_600)
+    if o.srtp {
+        guard o.sdpOut != nil else { throw .init(description: "SRTP needs --sdp-out FILE to give the peer this side's key (or --no-srtp)") }
+        guard o.sdpIn != nil else { throw .init(description: "SRTP needs --sdp-in FILE with the peer's key (or --no-srtp)") }
+    }
+    return o
+}
+
+/// Set by SIGINT/SIGTERM: hang up.
+private let hangUp = Atomic<Bool>(false)
+
+private func runCall(_ args: [String]) -> Int32 {
+    let o: CallOptions
+    do { o = try parseCallOptions(args) } catch {
+        printError("parley call: \(error)\nRun 'parley call --help' for usage.")
+        return ExitStatus.usage
+    }
+    do {
+        return try call(o)
+    } catch {
+        printError("parley call: \(error)")
+        return ExitStatus.failure
+    }
+}
+
+/// A failure of `parley call` with its message.
+private struct CallError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+private func call(_ o: CallOptions) throws -> Int32 {
+    let clock = SystemMediaClock()
+    let ssrc = UInt32.random(in: 1...UInt32.max)
+    let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
+
+    // The offer: where the peer sends to, what this side sends, and its key.
+    if let path = o.sdpOut {
+        var offer = SDPStream(kind: .opus(channels: 1, fec: true, dtx: false), host: UDPTransport.localAddress(towards: o.host) ?? "127.0.0.1",
+                              port: o.listen, payloadType: OpusRTP.defaultPayloadType, ssrc: ssrc, key: key)
+        offer.sessionName = "parley call"
+        offer.cname = o.name
+        try writePrivateFile(offer.description.text, to: path)
+    }
+    var peer: ReceivedSDP?
+    if let path = o.sdpIn {
+        peer = try waitForSDP(path, seconds: o.sdpWait)
+        guard peer!.codec == .opus else { throw CallError("\(path): the peer offers \(peer!.codec.rawValue), not Opus audio") }
+        if o.srtp && peer!.key == nil { throw CallError("\(path): the peer's offer has no a=crypto: key (it runs --no-srtp?)") }
+        if !o.srtp && peer!.key != nil { throw CallError("\(path): the peer's offer is SRTP; drop --no-srtp") }
+    }
+
+    var settings = CallSessionConfiguration()
+    settings.remoteTimeout = o.timeout
+    settings.maximumRemotes = 1
+    if let p = peer {
+        settings.receive.payloadType = p.payloadType
+        if let id = p.audioLevelID { settings.receive.audioLevelExtensionID = id }
+        settings.admitsUndeclaredRemotes = p.ssrc == nil
+    }
+    let session = CallSession(configuration: settings, clock: clock)
+    var eventsFile: FileHandle?
+    if let path = o.events {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
+            throw CallError("cannot write \(path)")
+        }
+        eventsFile = h
+    }
+    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
+    session.onEvent = { event in
+        if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
+        if !showGrid, let line = roomEventText(event) { print(line) }
+    }
+    let udp = try UDPTransport(localPort: o.listen, bindHost: "0.0.0.0", peerHost: o.host, peerPort: o.port, clock: clock)
+    let network: CallTransportID
+    if let key, let peerKey = peer?.key {
+        network = session.addTransport(try SRTPTransport(udp, sendKey: key, receiveKey: peerKey))
+    } else {
+        network = session.addTransport(udp)
+    }
+    if let p = peer, let peerSSRC = p.ssrc {
+        try session.addRemote(RemoteParticipant(name: p.cname ?? "peer", audioSSRC: peerSSRC))
+    }
+
+    var send = AudioSendConfiguration()
+    send.ssrc = ssrc
+    send.firstSequence = UInt16.random(in: 0...UInt16.max)
+    send.firstTimestamp = UInt32.random(in: 0...UInt32.max)
+    if o.audio.lowercased().hasSuffix(".wav") {
+        let file = WAVFileSource<Int16>(try WAVFileProvider(path: o.audio), clock: clock)
+        guard file.format.channels == 1, callSendRates.contains(file.format.sampleRate) else {
+            throw CallError("\(o.audio): the call sends mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
+                            + "\(file.format.channels) channels (convert it first)")
+        }
+        send.sampleRate = file.format.sampleRate
+        try session.addLocal(name: o.name, source: file, configuration: send, sendingOn: network)
+    } else {
+        let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: AudioFormat(sampleRate: 16_000, channels: 1)))
+        try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
+    }
+
+    // Received audio: a file, or the sound card.
+    let rate = settings.receive.sampleRate
+    var writer: WAVWriter?
+    var speaker: ALSAPlayback<Int16>?
+    if let out = o.output {
+        writer = try WAVWriter(path: out, format: WAVFormat(sampleRate: rate, channels: 1))
+    } else {
+        speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: AudioFormat(sampleRate: rate, channels: 1)))
+    }
+    var outputFailure: (any Error)?
+    session.onAudio = { _, pcm in
+        guard outputFailure == nil else { return }
+        do {
+            if writer != nil { try writer!.write(pcm) } else { try speaker?.write(pcm) }
+        } catch { outputFailure = error }
+    }
+
+    var nextDraw = 0.0
+    var peerHeard = false
+    session.onFrame = { t in
+        if !session.remoteNames.isEmpty { peerHeard = true }
+        // Hang up on a signal; end when this side has sent everything and the peer has gone.
+        let everyoneLeft = peerHeard && !session.state.present.contains { $0.id != o.name }
+        let elapsed = Double(session.start.nanoseconds(to: clock.now())) / 1e9
+        if hangUp.load(ordering: .relaxed) || outputFailure != nil || (session.localHasEnded && everyoneLeft)
+            || (!peerHeard && elapsed > o.timeout && (session.localHasEnded || elapsed > o.timeout + o.sdpWait)) {
+            session.stop()
+            return
+        }
+        if showGrid, t >= nextDraw {
+            nextDraw = t + 0.1
+            FileHandle.standardOutput.write(Data(("\u{1B}[H\u{1B}[2J" + renderRoomGrid(session.state, time: t, color: true)).utf8))
+        }
+    }
+    signal(SIGINT) { _ in hangUp.store(true, ordering: .relaxed) }
+    signal(SIGTERM) { _ in hangUp.store(true, ordering: .relaxed) }
+    if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
+    session.run()
+    if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
+    signal(SIGINT, SIG_DFL)
+    signal(SIGTERM, SIG_DFL)
+    try? eventsFile?.close()
+    try writer?.close()
+    if let outputFailure { throw CallError("received audio: \(outputFailure)") }
+    if let failure = session.localFailure { throw CallError("\(o.audio): \(failure)") }
+
+    if let s = session.localStatistics {
+        print("sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to \(o.host):\(o.port), SSRC 0x\(String(ssrc, radix: 16))")
+    }
+    for name in session.remoteNames {
+        guard let r = session.receiveStatistics(of: name) else { continue }
+        print("received from \(name): \(r.receive.packetsBuffered) RTP packets, \(r.jitter.packetsLost) lost, "
+              + "\(r.jitter.concealedSamples) samples concealed")
+    }
+    let s = session.statistics
+    print("datagrams: \(s.datagrams), malformed: \(s.malformed), unknown_ssrc: \(s.unknownSSRC + s.refusedRemotes)")
+    guard peerHeard, session.remoteNames.contains(where: { (session.receiveStatistics(of: $0)?.receive.packetsBuffered ?? 0) > 0 }) else {
+        printError("parley call: nothing was heard from \(o.host):\(o.port) on port \(o.listen)")
+        return ExitStatus.failure
+    }
+    return ExitStatus.success
+}
+
+/// Rates the call's send pipeline takes (its VAD's, which are Opus's).
+private let callSendRates: Set<Int> = [8_000, 12_000, 16_000, 24_000, 48_000]
+
+/// Reads the peer's SDP, waiting up to `seconds` for the file to appear and be complete.
+private func waitForSDP(_ path: String, seconds: Double) throws -> ReceivedSDP {
+    let deadline = MonotonicTime.now().advanced(bySeconds: seconds)
+    while true {
+        if FileManager.default.fileExists(atPath: path) {
+            do { return try ReceivedSDP(path: path) } catch {
+                // A file being written may be incomplete for a moment; a broken one stays broken.
+                if MonotonicTime.now() >= deadline { throw error }
+            }
+        } else if MonotonicTime.now() >= deadline {
+            throw CallError("\(path): the peer's offer did not appear within \(seconds) s")
+        }
+        SystemMediaClock().sleep(until: MonotonicTime.now().advanced(bySeconds: 0.05))
+    }
+}
