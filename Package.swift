@@ -4,7 +4,8 @@
 //
 // Read this file top to bottom to see the whole design:
 //   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
-//   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Call (pipelines, participants, events)
+//   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Detect (offline talk detection)
+//   ->  Call (pipelines, participants, events, the simulated network and room)
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
 // Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
 
@@ -25,6 +26,7 @@ let package = Package(
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
+        .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench", targets: ["parley-bench"]),
@@ -61,16 +63,20 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleySRTP", dependencies: ["CSRTP"], swiftSettings: swiftSettings),
 
+        // MARK: Offline talk detection over recordings: files in, talks and statistics out.
+        .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
+                swiftSettings: swiftSettings),
+
         // MARK: The call: pipelines, participants, events.
         .target(name: "ParleyCall",
                 dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                               "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP"],
+                               "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect"],
                 swiftSettings: swiftSettings),
 
         // MARK: Front ends: argument parsing and output formats only.
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyCall"],
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall"],
                           swiftSettings: swiftSettings),
 
         // MARK: Examples: compiled with everything else, so they keep up with the API.
@@ -89,7 +95,7 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyCall", "ParleySRTP",
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
                                          "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
@@ -106,11 +112,13 @@ let package = Package(
         .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleyCall"],
+        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall"], exclude: ["Fixtures"],
+        .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect"], exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCall
+import ParleyDetect
 
 /// Benchmarks for the detect suite: how many times faster than real time `parley detect`'s
 /// analysis runs on one core, over three minutes of 48 kHz speech and pauses.

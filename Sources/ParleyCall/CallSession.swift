@@ -136,14 +136,14 @@ public enum CallTransportRole: Sendable, Hashable {
 }
 
 /// A transport of any type, boxed so that a session holds several.
-class SessionTransport {
+package class SessionTransport {
     func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { false }
     func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {}
     var inFlight: Int { 0 }
 }
 
-final class BoxedTransport<T: PacketTransport & ~Copyable>: SessionTransport {
-    var base: T
+package final class BoxedTransport<T: PacketTransport & ~Copyable>: SessionTransport {
+    package var base: T
     init(_ base: consuming T) { self.base = base }
     override func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { base.send(bytes, at: time) }
     override func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
@@ -153,13 +153,13 @@ final class BoxedTransport<T: PacketTransport & ~Copyable>: SessionTransport {
 }
 
 /// A boxed transport as a value the send pipelines take `inout`.
-struct TransportHandle: PacketTransport {
-    let box: SessionTransport
-    mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { box.send(bytes, at: time) }
-    mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
+package struct TransportHandle: PacketTransport {
+    package let box: SessionTransport
+    package mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { box.send(bytes, at: time) }
+    package mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
         box.receive(until: time, body)
     }
-    var inFlight: Int { box.inFlight }
+    package var inFlight: Int { box.inFlight }
 }
 
 /// One remote participant's receive side.
@@ -651,7 +651,7 @@ public final class CallSession {
 
     /// A transport's box as a value the send pipelines take (for a harness that sends into a
     /// simulated link the session receives from).
-    func transportHandle(_ id: CallTransportID) -> TransportHandle { TransportHandle(box: transports[id.index].box) }
+    package func transportHandle(_ id: CallTransportID) -> TransportHandle { TransportHandle(box: transports[id.index].box) }
 
     // MARK: Reading back
 

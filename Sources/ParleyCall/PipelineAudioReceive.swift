@@ -1,5 +1,6 @@
 // Audio receive pipeline: transport -> RTP -> jitter buffer -> decode -> VAD/talking -> sink.
 
+import ParleyCodecs
 import ParleyJitter
 import ParleyRTP
 import ParleyVoice

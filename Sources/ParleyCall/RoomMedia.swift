@@ -1,5 +1,9 @@
 // Loading a room participant's audio from a file.
 
+import ParleyCore
+import ParleyJitter
+import ParleyDetect
+
 /// Why a participant's file cannot join a room.
 public struct RoomMediaError: Error, Sendable, CustomStringConvertible {
     /// The file.

@@ -1,26 +1,6 @@
-/// The decoder an ``AudioJitterBuffer`` drives while it plays out.
-///
-/// ParleyJitter imports no C, so the buffer does not know Opus: the caller conforms its
-/// decoder (ParleyCall's `OpusJitterDecoder` adapts `OpusDecoder`) and passes it `inout` to
-/// ``AudioJitterBuffer/get(at:into:decoder:)``. All sample counts are samples per channel at
-/// the buffer's ``JitterBufferConfiguration/sampleRate``; buffers are interleaved `Int16`.
-///
-/// Threading: called only from the thread that calls `get`, never concurrently.
-public protocol JitterBufferDecoder: ~Copyable {
-    /// Decodes one packet into `output`; returns the samples per channel written, or `nil`
-    /// when the packet is corrupt (the buffer then conceals its duration instead).
-    mutating func decode(_ packet: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<Int16>) -> Int?
+// A real codec for the jitter buffer's tests and benchmarks: linear PCM.
 
-    /// Synthesises `samplesPerChannel` samples of loss concealment (Opus PLC:
-    /// `opus_decode(NULL)`) into `output`; returns the samples per channel written.
-    mutating func conceal(into output: UnsafeMutableBufferPointer<Int16>, samplesPerChannel: Int) -> Int
-
-    /// Recovers the packet *before* `next` from `next`'s in-band forward error correction
-    /// (Opus LBRR: `opus_decode(next, decode_fec: 1)`), `samplesPerChannel` long. Returns
-    /// `nil` when `next` carries no FEC or the decoder has none; the buffer then conceals.
-    mutating func decodeFEC(fromNext next: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<Int16>,
-                            samplesPerChannel: Int) -> Int?
-}
+import ParleyCore
 
 /// A decoder for linear 16-bit PCM payloads (RTP "L16", RFC 3551, but little-endian host
 /// order), with a pitch-repeating concealment that fades out over 60 ms and no FEC.

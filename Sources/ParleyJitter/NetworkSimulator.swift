@@ -205,6 +205,7 @@ public enum NetworkSimulator {
 
 // Elementary functions without Foundation (ParleyJitter stays dependency-free).
 #if canImport(Glibc)
+import ParleyCore
 import Glibc
 @inline(__always) func _log(_ x: Double) -> Double { Glibc.log(x) }
 @inline(__always) func _cos(_ x: Double) -> Double { Glibc.cos(x) }

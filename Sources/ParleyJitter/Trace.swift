@@ -1,5 +1,8 @@
 /// One row of a network trace: a packet's 16-bit RTP sequence number, its send (media) time
 /// and its arrival time on the receiver's clock, or `nil` when it was lost.
+
+import ParleyCore
+
 public struct TraceRow: Sendable, Hashable {
     /// RTP sequence number (wraps at 65 536).
     public var sequence: UInt16

@@ -1,4 +1,7 @@
 /// What happened to one trace row in a replay.
+
+import ParleyCore
+
 public enum PacketOutcome: String, Sendable, Hashable, CaseIterable {
     /// Decoded and emitted.
     case played

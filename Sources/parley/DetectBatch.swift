@@ -5,6 +5,7 @@
 import Foundation
 import ParleyCall
 import ParleyMedia
+import ParleyDetect
 
 /// One input: a path, where it starts on the meeting's timeline, and whether it is standard
 /// input (a FILE argument `-`; a `-` inside a list is a file of that name).

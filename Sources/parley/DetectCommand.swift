@@ -4,6 +4,7 @@
 import Foundation
 import ParleyCall
 import ParleyMedia
+import ParleyDetect
 
 let detectHelp = """
 Usage: parley detect [--format summary|json|csv|rttm|audacity|frames] [--output PATH]

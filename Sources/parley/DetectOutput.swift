@@ -4,6 +4,7 @@
 
 import Foundation
 import ParleyCall
+import ParleyDetect
 
 /// What happened to one input file.
 enum DetectFileOutcome: Sendable {

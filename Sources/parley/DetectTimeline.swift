@@ -8,6 +8,7 @@
 // bars, a 2-minute one shows crisp segments, and the file stays small at any length.
 
 import ParleyCall
+import ParleyDetect
 
 /// Width of the whole picture, of the label column and of the right margin, in pixels.
 private let svgWidth = 1200.0, labelWidth = 200.0, rightMargin = 24.0

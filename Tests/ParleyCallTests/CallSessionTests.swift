@@ -4,6 +4,7 @@ import ParleyDevices
 import ParleyJitter
 import ParleyRTP
 @testable import ParleyCall
+import ParleyDetect
 
 private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")

@@ -6,6 +6,7 @@ import ParleyMedia
 import ParleyRTP
 import ParleyVoice
 @testable import ParleyCall
+import ParleyDetect
 
 private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/speech/speech-16k.wav")

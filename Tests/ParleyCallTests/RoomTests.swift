@@ -1,7 +1,9 @@
+import ParleyCodecs
 import Foundation
 import Testing
 import ParleyJitter
 @testable import ParleyCall
+import ParleyDetect
 
 private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")

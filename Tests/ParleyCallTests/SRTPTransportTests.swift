@@ -1,3 +1,4 @@
+import ParleyCodecs
 import Foundation
 import Testing
 import ParleyRTP

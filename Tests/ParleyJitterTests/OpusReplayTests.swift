@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import ParleyCall
 import ParleyCodecs
 import ParleyJitter
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ParleyCall
+@testable import ParleyDetect
 import ParleyVoice
 import ParleyMedia
 

@@ -7,7 +7,7 @@ import Glibc
 import ParleyMedia
 
 /// Opens `path` for ``OfflineDetector``: every failure becomes an ``OfflineDetectionError``.
-func openOfflineAudioFile(_ path: String) throws(OfflineDetectionError) -> AudioFileSource {
+package func openOfflineAudioFile(_ path: String) throws(OfflineDetectionError) -> AudioFileSource {
     try openOfflineAudioFile(OfflineDetectionRequest(path: path, participant: ""))
 }
 
@@ -58,16 +58,16 @@ extension OfflineDetectionError {
 }
 
 /// ``AudioFileReader`` as an ``OfflineAudioSource``.
-struct AudioFileSource: OfflineAudioSource {
+package struct AudioFileSource: OfflineAudioSource {
     let reader: AudioFileReader
 
-    var sampleRate: Int { reader.sampleRate }
-    var channels: Int { reader.channels }
+    package var sampleRate: Int { reader.sampleRate }
+    package var channels: Int { reader.channels }
     /// The length the header announces (more than the file holds when it is truncated).
-    var expectedFrames: Int64? { (reader.announcedFrameCount ?? reader.frameCount).map(Int64.init) }
-    var nonFiniteSamplesReplaced: Int { reader.nonFiniteSamplesReplaced }
+    package var expectedFrames: Int64? { (reader.announcedFrameCount ?? reader.frameCount).map(Int64.init) }
+    package var nonFiniteSamplesReplaced: Int { reader.nonFiniteSamplesReplaced }
 
-    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(OfflineReadError) -> Int {
+    package func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(OfflineReadError) -> Int {
         do {
             return try reader.read(into: buffer)
         } catch {

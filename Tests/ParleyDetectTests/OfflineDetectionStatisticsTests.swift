@@ -1,5 +1,5 @@
 import Testing
-import ParleyCall
+import ParleyDetect
 
 private func seg(_ s: Double, _ e: Double) -> TalkSegment { TalkSegment(start: s, end: e) }
 

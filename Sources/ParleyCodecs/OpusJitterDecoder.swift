@@ -1,7 +1,6 @@
-import ParleyCodecs
-import ParleyJitter
+import ParleyCore
 
-/// Drives ParleyCodecs' ``OpusDecoder`` from an ``AudioJitterBuffer``: decode, packet loss
+/// Drives ``OpusDecoder`` from a jitter buffer (ParleyJitter's `AudioJitterBuffer`): decode, packet loss
 /// concealment (`opus_decode(NULL)`) and in-band FEC recovery from the next packet.
 ///
 /// Durations passed to Opus must be multiples of 2.5 ms; a concealment request that is not

@@ -11,7 +11,7 @@
 import ParleyVoice
 
 /// A source of interleaved float samples read in blocks (the file reader, or memory in tests).
-protocol OfflineAudioSource {
+package protocol OfflineAudioSource {
     /// Samples per second per channel, in Hz.
     var sampleRate: Int { get }
     /// Interleaved channel count.
@@ -31,8 +31,8 @@ extension OfflineAudioSource {
 }
 
 /// A read that failed part-way (an I/O or decoding error), with the library's message.
-struct OfflineReadError: Error {
-    var message: String
+package struct OfflineReadError: Error {
+    package var message: String
 }
 
 /// Offline talk detection over files: reads a file in blocks (memory stays flat whatever its
