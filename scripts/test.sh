@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What the build and the tests need (installs only what is missing; quick when all is there).
+bash scripts/setup.sh
+
 # A build that prints a warning fails here: the package builds warning-free.
 # The debug configuration (testable imports, .build/debug/parley for the CLI tests) compiled
 # with -O: the DSP, the jitter scenarios and the parley runs the CLI tests make are several
