@@ -18,7 +18,7 @@
 //   between rows, this is the figure to quote (the ratio column of the rows above divides
 //   medians taken at different moments).
 // - call/soak-*: a CallRoom of 4 participants (±2.5 % capture drift, 10 % Gilbert-Elliott
-//   loss, delay spikes) for PARLEY_SOAK_SECONDS media seconds (default 120; the soak
+//   loss, delay spikes) for PARLEY_SOAK_SECONDS media seconds (default 120; the documented soak
 //   is 3600) on the virtual clock, run once: unaccounted frames, RSS growth after the first
 //   minute, the largest jitter-buffer target delay.
 //

@@ -33,7 +33,7 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// ``offThreshold`` and ``holdMinimumSNR``).
     /// Default 0.45 s: bridges pauses between words and phrases (fewer flickers, and the same
     /// turns on coded, lossy audio as on the clean file) and ends a talk 450-550 ms after the
-    /// last syllable (the window for a release is 300-600 ms).
+    /// last syllable (a release is wanted 300-600 ms after it).
     public var hangover: Double
     /// Talking never stops less than this after it started. Default 0.25 s.
     public var minimumTalkDuration: Double

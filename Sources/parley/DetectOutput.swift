@@ -234,7 +234,7 @@ func audacityPath(output: String, participant: String) -> String {
     return dir + last + "-" + safe + ".txt"
 }
 
-/// `json`: schema `parley.detect/1`, documented in `parley detect --help` and the README.
+/// `json`: schema `parley.detect/1`, documented in `parley detect --help` and docs/detect.md.
 func jsonText(_ recordings: [DetectRecording], version: String) -> String {
     func num(_ x: Double) -> String { fixed(x, 3) }
     func ratio(_ x: Double) -> String { fixed(x, 4) }

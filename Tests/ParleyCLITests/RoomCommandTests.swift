@@ -52,7 +52,7 @@ import Testing
     /// the offline ones for most turns, but the VAD on lossy decoded audio is the less robust
     /// source (a concealed packet next to a word's start can move where the rise begins), so a
     /// turn may be off by up to 0.4 s in a few runs (measured, seeds 1-8: the worst turn per run
-    /// 17-343 ms, 3 of 48 turns over 100 ms; README, "parley room").
+    /// 17-343 ms, 3 of 48 turns over 100 ms; docs/calls.md, "parley room").
     @Test func receiverVADAtFivePercentLossFindsEveryTurnOverEightSeeds() throws {
         try #require(Self.files.count == 3, "SampleMedia/conversation must hold three participants")
         let detect = try runDetectCLI(["detect", "--meeting", "--format", "csv"] + Self.files)
