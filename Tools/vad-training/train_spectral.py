@@ -244,7 +244,7 @@ def main():
     p.add_argument("--corpus", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
-    p.add_argument("--mixtures", type=int, default=6000)
+    p.add_argument("--mixtures", type=int, default=8000)
     p.add_argument("--val-mixtures", type=int, default=600)
     p.add_argument("--part", type=int, default=0, help="with --parts N: make only the shards whose number is PART mod N")
     p.add_argument("--parts", type=int, default=1)
