@@ -177,6 +177,11 @@ public struct VP8FrameAssembler {
         drain(now: nowNanoseconds, emit: emit)
     }
 
+    /// The (16-bit) sequence number of the first packet of the next frame to deliver, once a
+    /// frame start has arrived: packets before it are late (their frames were delivered or
+    /// given up), so asking the sender for them again is of no use.
+    public var nextSequenceNumber: UInt16? { nextSeq.map { UInt16(truncatingIfNeeded: $0) } }
+
     /// Gives up on a frame that stayed incomplete past the timeout. Call it periodically (for
     /// example on each playout tick) so a loss is noticed even when no packets follow.
     public mutating func advance(nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
