@@ -45,8 +45,8 @@ public struct VideoStatistics: Sendable, Hashable {
     public var pictureLossIndicationsSent = 0
     /// Receiver: packets found missing (sequence gaps; a packet reordered by a few packets
     /// counts too), asks for them (a packet asked twice counts twice), missing packets that
-    /// arrived after being asked for (recovered), and missing packets given up (never
-    /// arrived in time).
+    /// arrived at least half a round trip after they were first asked for (recovered by a
+    /// resend), and missing packets given up (never arrived in time).
     public var packetsMissing = 0
     public var nackRequests = 0
     public var packetsRecovered = 0
@@ -74,6 +74,33 @@ public struct VideoStatistics: Sendable, Hashable {
     public var lowestTargetBitrateKbps = 0
     public var roundTripMs: Double?
     public init() {}
+
+    /// Copies the sender's counters (capture, encoding, sending, feedback answered) from
+    /// `sent` into this value, which keeps its receiver counters: one stream's figures from
+    /// both ends.
+    public mutating func takeSenderCounters(from sent: VideoStatistics) {
+        framesCaptured = sent.framesCaptured
+        framesSkippedLate = sent.framesSkippedLate
+        framesEncoded = sent.framesEncoded
+        encodeErrors = sent.encodeErrors
+        packetsSent = sent.packetsSent
+        packetsRefused = sent.packetsRefused
+        payloadBytes = sent.payloadBytes
+        feedbackReceived = sent.feedbackReceived
+        feedbackMalformed = sent.feedbackMalformed
+        nacksReceived = sent.nacksReceived
+        retransmissionsRequested = sent.retransmissionsRequested
+        packetsRetransmitted = sent.packetsRetransmitted
+        retransmissionsUnavailable = sent.retransmissionsUnavailable
+        retransmissionsSuppressed = sent.retransmissionsSuppressed
+        pictureLossIndicationsReceived = sent.pictureLossIndicationsReceived
+        keyframesForPictureLoss = sent.keyframesForPictureLoss
+        pictureLossIndicationsThrottled = sent.pictureLossIndicationsThrottled
+        receiverReportsReceived = sent.receiverReportsReceived
+        targetBitrateKbps = sent.targetBitrateKbps
+        lowestTargetBitrateKbps = sent.lowestTargetBitrateKbps
+        roundTripMs = sent.roundTripMs
+    }
 }
 
 /// How a ``VideoSendPipeline`` answers RTCP feedback.
@@ -373,10 +400,12 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
     /// longer than this is not asked for (a PLI repairs it). Default 256.
     public var nackListSize = 256
     /// How long a packet must have been missing before it is first asked for, s: packets
-    /// reordered by less than this are not asked for (nor resent). Default 0.01 s.
+    /// reordered by less than this are not asked for (nor resent). Default 0.01 s. Asking
+    /// early costs a resend of a packet that was only late; asking late can cost its frame.
     public var reorderingAllowance = 0.01
-    /// Least spacing of asks for the same packet, s; 1.25 round trips (measured from asks to
-    /// the repairs' arrivals) when longer. Default 0.02 s.
+    /// Least spacing of asks for the same packet, s; 1.25 round trips when longer (the
+    /// receiver's estimate: the time from a first ask to the packet's arrival, rising at once
+    /// and falling slowly, since a late original arrives sooner than a repair). Default 0.02 s.
     public var nackRetryMinimumInterval = 0.02
     /// Round-trip estimate before a repair has been measured, s. Default 0.1 s.
     public var initialRoundTrip = 0.1
@@ -409,7 +438,7 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
 /// empty otherwise), then
 /// - a **generic NACK** for the packets missing from sequence gaps: each is asked once a later
 ///   packet has shown the gap for ``VideoReceiveFeedbackConfiguration/reorderingAllowance``
-///   (so reordering is not mistaken for loss), again after max(retry interval, 1.25 round
+///   (so slight reordering is not mistaken for loss), again after max(retry interval, 1.25 round
 ///   trips) up to
 ///   ``VideoReceiveFeedbackConfiguration/maximumNACKsPerPacket`` times, and never once its
 ///   frame was given up or it has been missing longer than
@@ -418,8 +447,9 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
 ///   frame was lost) or decoding fails, at most every
 ///   ``VideoReceiveFeedbackConfiguration/pictureLossMinimumInterval``, until a keyframe
 ///   decodes.
-/// The report's fraction lost counts a packet that arrived only after being asked for as
-/// lost, so the sender's bitrate control sees the network's loss, not what repair left.
+/// The report's fraction lost counts a packet that arrived at least half a round trip after
+/// it was first asked for (a repair) as lost, so the sender's bitrate control sees the
+/// network's loss, not what repair left; one back sooner was only late and counts as received.
 /// Nothing is allocated per packet or per feedback packet.
 ///
 /// Threading: `~Copyable`, one owner thread.
@@ -449,6 +479,7 @@ public struct VideoReceivePipeline: ~Copyable {
     private var missingSequence: [Int64]    // -1: empty
     private var missingSince: [Int64]
     private var missingAskedAt: [Int64]
+    private var missingFirstAskedAt: [Int64]
     private var missingAsks: [Int]
     private var roundTrip: Double
     private var roundTripMeasured = false
@@ -480,6 +511,7 @@ public struct VideoReceivePipeline: ~Copyable {
         missingSequence = [Int64](repeating: -1, count: n)
         missingSince = [Int64](repeating: 0, count: n)
         missingAskedAt = [Int64](repeating: 0, count: n)
+        missingFirstAskedAt = [Int64](repeating: 0, count: n)
         missingAsks = [Int](repeating: 0, count: n)
         nackItems = []
         nackItems.reserveCapacity(n)
@@ -564,13 +596,16 @@ public struct VideoReceivePipeline: ~Copyable {
         guard missingSequence[i] == ext else { return false }
         missingSequence[i] = -1
         guard missingAsks[i] > 0 else { return false }  // reordered before it was asked for
-        statistics.packetsRecovered += 1
+        let sinceAsk = Double(now - missingFirstAskedAt[i]) / 1e9
+        // A packet back sooner than half a round trip after the first ask cannot be the resend:
+        // it is the original, late; it counts as received in the loss statistics.
+        let repaired = sinceAsk >= roundTrip / 2
+        if repaired { statistics.packetsRecovered += 1 }
         if missingAsks[i] == 1 {
-            let sample = Double(now - missingAskedAt[i]) / 1e9
-            roundTrip += (sample - roundTrip) / (roundTripMeasured ? 8 : 1)
+            roundTrip = !roundTripMeasured || sinceAsk > roundTrip ? sinceAsk : roundTrip + (sinceAsk - roundTrip) / 16
             roundTripMeasured = true
         }
-        return true
+        return repaired
     }
 
     private mutating func clearMissing() {
@@ -728,6 +763,7 @@ public struct VideoReceivePipeline: ~Copyable {
             guard missingAsks[i] < feedback.maximumNACKsPerPacket else { continue }
             guard missingAsks[i] == 0 ? now - missingSince[i] >= allowance : now - missingAskedAt[i] >= retry else { continue }
             guard nackItems.count < nackItems.capacity else { continue }
+            if missingAsks[i] == 0 { missingFirstAskedAt[i] = now }
             missingAsks[i] += 1
             missingAskedAt[i] = now
             statistics.nackRequests += 1
