@@ -502,7 +502,7 @@ public struct VideoReceivePipeline: ~Copyable {
         self.feedback = feedback
         var assembly = VP8FrameAssembler.Configuration()
         if feedback.sendsNACK {
-            assembly.completionTimeoutNanoseconds = Int64(max(0, min(feedback.nackCompletionTimeout, 10)) * 1e9)
+            assembly.completionTimeoutNanoseconds = clampedNanoseconds(feedback.nackCompletionTimeout)
         }
         assembler = VP8FrameAssembler(configuration: assembly)
         var n = 16
@@ -515,7 +515,7 @@ public struct VideoReceivePipeline: ~Copyable {
         missingAsks = [Int](repeating: 0, count: n)
         nackItems = []
         nackItems.reserveCapacity(n)
-        roundTrip = max(0, feedback.initialRoundTrip)
+        roundTrip = Double(clampedNanoseconds(feedback.initialRoundTrip)) / 1e9
     }
 
     /// Whether the assembler asked for a keyframe since the last call (then cleared).
@@ -727,7 +727,7 @@ public struct VideoReceivePipeline: ~Copyable {
         statistics.feedbackPacketsSent += 1
         if reportDue {
             statistics.receiverReportsSent += 1
-            nextReportAt = now.advanced(bySeconds: max(0.01, feedback.reportInterval))
+            nextReportAt = now.advanced(byNanoseconds: max(10_000_000, clampedNanoseconds(feedback.reportInterval)))
         }
         if !nackItems.isEmpty { statistics.nackMessagesSent += 1 }
         if pictureLossDue {
@@ -740,9 +740,9 @@ public struct VideoReceivePipeline: ~Copyable {
     /// use (their frame given up, missing too long).
     private mutating func collectNACKs(now: Int64) {
         guard let top = highest else { return }
-        let limit = Int64(max(0, min(feedback.nackCompletionTimeout, 10)) * 1e9)
-        let retry = Int64(max(feedback.nackRetryMinimumInterval, 1.25 * roundTrip) * 1e9)
-        let allowance = Int64(max(0, feedback.reorderingAllowance) * 1e9)
+        let limit = clampedNanoseconds(feedback.nackCompletionTimeout)
+        let retry = max(clampedNanoseconds(feedback.nackRetryMinimumInterval), clampedNanoseconds(1.25 * roundTrip))
+        let allowance = clampedNanoseconds(feedback.reorderingAllowance)
         let next = assembler.nextSequenceNumber
         var builder = RTCPNACKItemBuilder()
         var s = max(lowestMissing, top - Int64(missingMask))
@@ -772,4 +772,11 @@ public struct VideoReceivePipeline: ~Copyable {
         if let item = builder.finish() { nackItems.append(item) }
         lowestMissing = firstLeft ?? (top + 1)
     }
+}
+
+/// `seconds` as nanoseconds within 0...1 hour (NaN and negatives: 0): settings a caller may
+/// give out of range never trap.
+private func clampedNanoseconds(_ seconds: Double) -> Int64 {
+    guard seconds > 0 else { return 0 }
+    return Int64(min(seconds, 3600) * 1e9)
 }

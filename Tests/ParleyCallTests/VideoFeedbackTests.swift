@@ -234,4 +234,44 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
         #expect(r.sender.receiverReportsReceived >= 50)
         #expect(r.sender.roundTripMs.map { abs($0 - 80) < 15 } ?? false, "\(String(describing: r.sender.roundTripMs))")
     }
+
+    @Test func garbageFeedbackAndOutOfRangeSettingsNeverTrap() throws {
+        let pictures = try loadPictures()
+        var setup = VideoCallSetup()
+        setup.seconds = 1.5
+        setup.forwardLoss = { _ in 0.1 }
+        setup.send.historyPackets = -5
+        setup.send.historyMaximumAge = .nan
+        setup.send.keyframeMinimumInterval = .infinity
+        setup.send.minimumBitrateKbps = -1
+        setup.receive.nackCompletionTimeout = .infinity
+        setup.receive.reportInterval = .nan
+        setup.receive.initialRoundTrip = -.infinity
+        setup.receive.nackListSize = .max
+        setup.receive.reorderingAllowance = .nan
+        setup.receive.nackRetryMinimumInterval = .infinity
+        let r = try runVideoCall(setup, pictures: pictures)
+        #expect(r.receiver.framesDecoded > 0 && r.receiver.receiverReportsSent > 0)
+
+        // Random bytes, and random bodies behind a valid RR header, at the sender's feedback input.
+        var sender = try VideoSendPipeline(width: 64, height: 48, framesPerSecond: 30, ssrc: 7, ntpOffset: 0)
+        var link = ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
+        var rng = Xoshiro256(seed: 11)
+        var valid = 0
+        for k in 0..<20_000 {
+            let n = Int(rng.next() % 80)
+            var bytes = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            if k % 2 == 0 && n >= 12 {
+                bytes.replaceSubrange(0..<8, with: [0x80, 201, 0, 1, 0, 0, 0, 1])
+                bytes[8] = 0x80 | (bytes[8] & 0x3F)
+                bytes[9] = [200, 201, 205, 206][Int(bytes[9]) & 3]
+            }
+            bytes.withUnsafeBytes { sender.receiveFeedback($0, at: MonotonicTime(nanoseconds: Int64(k) * 1_000_000), over: &link) }
+            if bytes.withUnsafeBytes({ (try? RTCPCompound.parse($0)) != nil }) { valid += 1 }
+        }
+        #expect(sender.statistics.feedbackReceived == 20_000)
+        #expect(sender.statistics.feedbackMalformed == 20_000 - valid)
+        #expect(sender.statistics.packetsRetransmitted == 0)  // nothing was sent, nothing to resend
+    }
 }
+
