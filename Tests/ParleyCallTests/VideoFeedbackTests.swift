@@ -273,5 +273,41 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
         #expect(sender.statistics.feedbackMalformed == 20_000 - valid)
         #expect(sender.statistics.packetsRetransmitted == 0)  // nothing was sent, nothing to resend
     }
+
+    @Test func aPacketLostForGoodIsAskedABoundedNumberOfTimesThenAKeyframeRepairs() throws {
+        let pictures = try loadPictures()
+        var setup = VideoCallSetup()
+        setup.seconds = 2
+        // One packet of the sixth frame never gets through, resends included.
+        let target = UInt16(truncatingIfNeeded: UInt32(0x5649_4430) &* 7) &+ 20
+        setup.dropForward = { b in b.count >= 12 && !(200...206).contains(b[1]) && (UInt16(b[2]) << 8 | UInt16(b[3])) == target }
+        let r = try runVideoCall(setup, pictures: pictures)
+        print("packet lost for good: asked \(r.receiver.nackRequests) times in \(r.receiver.nackMessagesSent) NACKs, "
+              + "resent \(r.sender.packetsRetransmitted) times, \(r.receiver.nacksGivenUp) given up, \(r.receiver.pictureLossIndicationsSent) PLI")
+        #expect(r.receiver.packetsMissing == 1)
+        // Asked at 10 ms, again 1.25 round trips later; a third ask would come after the
+        // frame's 250 ms limit, so there is none.
+        #expect(r.receiver.nackRequests == 2 && r.sender.packetsRetransmitted == 2)
+        #expect(r.receiver.nacksGivenUp == 1 && r.receiver.packetsRecovered == 0)
+        #expect(r.receiver.pictureLossIndicationsSent == 1 && r.sender.keyframesForPictureLoss == 1)
+        // 61 frames less those of the 250 ms wait and the keyframe's round trip (about 12).
+        #expect(r.receiver.framesDecoded >= 45 && r.receiver.framesDecoded <= 52)
+    }
+
+    @Test func keyframesForPLIsAreRateLimited() throws {
+        var sender = try VideoSendPipeline(width: 64, height: 48, framesPerSecond: 30, ssrc: 7, ntpOffset: 0)
+        var link = ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
+        let pli = try RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1)),
+                                               .pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 1, mediaSSRC: 7))])
+        let other = try RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1)),
+                                                 .pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 1, mediaSSRC: 8))])
+        for ms in [0, 100, 299, 300, 450, 700] {
+            pli.withUnsafeBytes { sender.receiveFeedback($0, at: MonotonicTime(nanoseconds: Int64(ms) * 1_000_000), over: &link) }
+        }
+        other.withUnsafeBytes { sender.receiveFeedback($0, at: MonotonicTime(seconds: 5), over: &link) }
+        // Keyframes at 0, 300 and 700 ms; 100, 299 and 450 ms fall inside 300 ms of the last one.
+        #expect(sender.statistics.pictureLossIndicationsReceived == 6)
+        #expect(sender.statistics.keyframesForPictureLoss == 3 && sender.statistics.pictureLossIndicationsThrottled == 3)
+    }
 }
 
