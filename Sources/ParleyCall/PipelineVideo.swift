@@ -55,7 +55,7 @@ public struct VideoStatistics: Sendable, Hashable {
     /// Sender: RTCP feedback datagrams taken and malformed ones; generic NACKs taken and the
     /// sequence numbers they asked for; packets resent; asks for packets no longer (or never)
     /// in the send history or older than its age limit; asks ignored because the same packet
-    /// was resent less than a round trip ago.
+    /// was resent less than half a round trip ago (the ask cannot be about that resend).
     public var feedbackReceived = 0
     public var feedbackMalformed = 0
     public var nacksReceived = 0
@@ -136,8 +136,8 @@ public struct VideoSendFeedbackConfiguration: Sendable, Hashable {
 ///   preallocated ring of the last ``VideoSendFeedbackConfiguration/historyPackets`` packets
 ///   (each slot is the buffer the packet was written and sent from, so recording it costs
 ///   nothing extra and nothing is allocated per packet), if it is younger than
-///   ``VideoSendFeedbackConfiguration/historyMaximumAge`` and was not resent less than a round
-///   trip ago. Retransmission is a **plain resend of the same packet** (same SSRC, sequence
+///   ``VideoSendFeedbackConfiguration/historyMaximumAge`` and was not resent less than half a
+///   round trip ago (a repeated ask that soon cannot be about that resend). Retransmission is a **plain resend of the same packet** (same SSRC, sequence
 ///   number and payload type), not RFC 4588 RTX: in a two-party call the receiver's
 ///   ``VP8FrameAssembler`` takes a resent packet like a reordered one (it fills the hole,
 ///   a copy already held counts as a duplicate, one for a frame already given up counts as
@@ -351,7 +351,7 @@ public struct VideoSendPipeline: ~Copyable {
             statistics.retransmissionsUnavailable += 1
             return
         }
-        if historyResentAt[slot] != .min, Double(t - historyResentAt[slot]) < (roundTrip ?? 0) * 1e9 {
+        if historyResentAt[slot] != .min, Double(t - historyResentAt[slot]) < (roundTrip ?? 0) * 0.5e9 {
             statistics.retransmissionsSuppressed += 1
             return
         }
@@ -407,12 +407,15 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
     /// receiver's estimate: the time from a first ask to the packet's arrival, rising at once
     /// and falling slowly, since a late original arrives sooner than a repair). Default 0.02 s.
     public var nackRetryMinimumInterval = 0.02
-    /// Round-trip estimate before a repair has been measured, s. Default 0.1 s.
+    /// Round-trip estimate to start from, s: the estimate takes a longer time from ask to
+    /// arrival at once and a shorter one by 1/16 (a late original can look like a quick
+    /// repair). Default 0.1 s.
     public var initialRoundTrip = 0.1
     /// How long the frame assembler waits for a missing packet with NACK on, s; a packet is
     /// not asked for once it has been missing this long (the assembler has given its frame
     /// up). Default 0.25 s: room for a repair and one repeat at round trips up to ~100 ms.
-    /// Without NACK the assembler's own default (0.1 s) applies.
+    /// It applies from the first ``VideoReceivePipeline/sendFeedback(at:over:)`` on; without
+    /// NACK, or while no feedback is sent, the assembler's own default (0.1 s) applies.
     public var nackCompletionTimeout = 0.25
     /// Whether lost pictures (a lost keyframe or reference, a decode failure) are reported
     /// with PLIs. Default on.
@@ -482,9 +485,9 @@ public struct VideoReceivePipeline: ~Copyable {
     private var missingFirstAskedAt: [Int64]
     private var missingAsks: [Int]
     private var roundTrip: Double
-    private var roundTripMeasured = false
     private var nackItems: [RTCPNACKItem]
     private var feedbackBuffer = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)
+    private var waitsForRepairs = false
     // Picture loss.
     private var pictureLossPending = false
     private var lastPictureLoss: MonotonicTime?
@@ -500,11 +503,7 @@ public struct VideoReceivePipeline: ~Copyable {
         ticks = [UInt32](repeating: 0, count: queue)
         self.payloadType = payloadType
         self.feedback = feedback
-        var assembly = VP8FrameAssembler.Configuration()
-        if feedback.sendsNACK {
-            assembly.completionTimeoutNanoseconds = clampedNanoseconds(feedback.nackCompletionTimeout)
-        }
-        assembler = VP8FrameAssembler(configuration: assembly)
+        assembler = VP8FrameAssembler()
         var n = 16
         while n < min(max(feedback.nackListSize, 16), 1024) { n <<= 1 }
         missingMask = n - 1
@@ -602,8 +601,7 @@ public struct VideoReceivePipeline: ~Copyable {
         let repaired = sinceAsk >= roundTrip / 2
         if repaired { statistics.packetsRecovered += 1 }
         if missingAsks[i] == 1 {
-            roundTrip = !roundTripMeasured || sinceAsk > roundTrip ? sinceAsk : roundTrip + (sinceAsk - roundTrip) / 16
-            roundTripMeasured = true
+            roundTrip = sinceAsk > roundTrip ? sinceAsk : roundTrip + (sinceAsk - roundTrip) / 16
         }
         return repaired
     }
@@ -693,6 +691,11 @@ public struct VideoReceivePipeline: ~Copyable {
     /// documentation). Sends nothing when nothing is due or no packet has arrived yet.
     public mutating func sendFeedback<T: PacketTransport & ~Copyable>(at now: MonotonicTime, over transport: inout T) {
         guard let media = mediaSSRC else { return }
+        if feedback.sendsNACK && !waitsForRepairs {
+            // Feedback has a way back now: wait long enough for a repair.
+            assembler.setCompletionTimeout(nanoseconds: clampedNanoseconds(feedback.nackCompletionTimeout))
+            waitsForRepairs = true
+        }
         let t = now.nanoseconds
         let reportDue = nextReportAt.map { now >= $0 } ?? true
         nackItems.removeAll(keepingCapacity: true)

@@ -87,7 +87,8 @@ public struct VP8FrameAssembler {
         public init() {}
     }
 
-    public let configuration: Configuration
+    /// The settings in force (the completion timeout follows ``setCompletionTimeout(nanoseconds:)``).
+    public private(set) var configuration: Configuration
     public private(set) var statistics = VP8AssemblerStatistics()
 
     private let mask: Int
@@ -175,6 +176,12 @@ public struct VP8FrameAssembler {
             nextSeq = seq
         }
         drain(now: nowNanoseconds, emit: emit)
+    }
+
+    /// Changes how long a missing packet is waited for (negative values mean 0), for example
+    /// once retransmissions can be asked for: from the next check on.
+    public mutating func setCompletionTimeout(nanoseconds: Int64) {
+        configuration.completionTimeoutNanoseconds = Swift.max(0, nanoseconds)
     }
 
     /// The (16-bit) sequence number of the first packet of the next frame to deliver, once a

@@ -208,6 +208,27 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
         #expect(without.receiver.nackMessagesSent == 0 && without.sender.packetsRetransmitted == 0)
     }
 
+    @Test func nackUnderHeavyReorderingCostsResendsButFramesStillDecode() throws {
+        let pictures = try loadPictures()
+        var setup = VideoCallSetup()
+        setup.seconds = 20
+        setup.seed = 5
+        setup.jitterMs = 20  // packets of one frame reordered by tens of ms
+        setup.forwardLoss = { _ in 0.05 }
+        setup.backwardLoss = { _ in 0.05 }
+        setup.send.adaptsBitrate = false
+        let with = try runVideoCall(setup, pictures: pictures)
+        setup.receive.sendsNACK = false
+        let without = try runVideoCall(setup, pictures: pictures)
+        let resendsPerLoss = Double(with.sender.packetsRetransmitted) / Double(max(1, with.lostOnFirstSending))
+        print("NACK at 5 % loss and 20 ms jitter: \(with.lostOnFirstSending) lost, \(with.sender.packetsRetransmitted) resent "
+              + "(\((resendsPerLoss * 10).rounded() / 10) per loss); frames decoded \(with.receiver.framesDecoded) of "
+              + "\(with.sender.framesEncoded) with NACK, \(without.receiver.framesDecoded) without")
+        #expect(Double(with.receiver.framesDecoded) >= 0.9 * Double(with.sender.framesEncoded))
+        #expect(with.receiver.framesDecoded > without.receiver.framesDecoded + 100)
+        #expect(resendsPerLoss < 8)
+    }
+
     @Test func bitrateFallsUnderSustainedLossAndClimbsBackAfter() throws {
         let pictures = try loadPictures()
         var setup = VideoCallSetup()
