@@ -46,6 +46,7 @@ private func makeOpusPackets() -> (bytes: [UInt8], size: Int) {
 /// Benchmarks for the rtp suite.
 func rtpBenchmarks() -> [Benchmark] {
     let (packets, size) = makeOpusPackets()
+    let feedback = makeFeedbackPackets()
     let copyTarget = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
     let out = UnsafeMutableRawBufferPointer.allocate(byteCount: RTPLimits.maximumDatagramSize, alignment: 8)
     return [
@@ -91,5 +92,60 @@ func rtpBenchmarks() -> [Benchmark] {
             }
             return sum
         },
+        // RTCP feedback as a video sender takes it: a receiver report with one block and a
+        // generic NACK of 3 entries (56 bytes), per datagram. The walk validates and visits
+        // without allocating (what VideoSendPipeline uses); the parse builds values.
+        Benchmark(name: "rtp/rtcp-feedback-walk", unit: .nsPerPacket, baseline: "rtp/copy-packet", iterations: rtpIterations) {
+            var sum: UInt64 = 0
+            feedback.bytes.withUnsafeBytes { all in
+                for i in 0..<rtpIterations {
+                    let p = (i & 15) * feedback.size
+                    try? RTCPCompound.forEachPacket(in: UnsafeRawBufferPointer(rebasing: all[p..<(p + feedback.size)])) { v in
+                        v.forEachReportBlock { sum &+= UInt64($0.fractionLost) }
+                        v.forEachNACKItem { $0.forEachLost { sum &+= UInt64($0) } }
+                    }
+                }
+            }
+            return sum
+        },
+        Benchmark(name: "rtp/rtcp-feedback-parse", unit: .nsPerPacket, baseline: "rtp/rtcp-feedback-walk",
+                  iterations: rtpIterations) {
+            var sum: UInt64 = 0
+            feedback.bytes.withUnsafeBytes { all in
+                for i in 0..<rtpIterations {
+                    let p = (i & 15) * feedback.size
+                    guard let packets = try? RTCPCompound.parse(UnsafeRawBufferPointer(rebasing: all[p..<(p + feedback.size)])) else {
+                        continue
+                    }
+                    for packet in packets {
+                        switch packet {
+                        case .receiverReport(let rr): for r in rr.reports { sum &+= UInt64(r.fractionLost) }
+                        case .genericNACK(let n): for item in n.items { item.forEachLost { sum &+= UInt64($0) } }
+                        default: break
+                        }
+                    }
+                }
+            }
+            return sum
+        },
     ]
+}
+
+/// 16 distinct RTCP compound packets of a receiver report (one block) and a 3-entry NACK.
+private func makeFeedbackPackets() -> (bytes: [UInt8], size: Int) {
+    var all: [UInt8] = []
+    var size = 0
+    for i in 0..<16 {
+        let block = RTCPReceptionReport(ssrc: 0x5649_4430, fractionLost: UInt8(i * 3), cumulativeLost: Int32(i),
+                                        extendedHighestSequence: UInt32(70_000 + i * 40), jitter: 90,
+                                        lastSenderReport: 0x1234_0000, delaySinceLastSenderReport: 0x4000)
+        let base = UInt16(1000 + i * 40)
+        let nack = RTCPGenericNACK(senderSSRC: 1, mediaSSRC: 0x5649_4430,
+                                   lost: [base, base + 2, base + 17, base + 20, base + 36])
+        let packet = try! RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1, reports: [block])),
+                                                   .genericNACK(nack)])
+        size = packet.count
+        all += packet
+    }
+    return (all, size)
 }

@@ -65,9 +65,15 @@ public struct RemoteVideo: Sendable, Hashable {
     public var height: Int
     /// RTP payload type. Default 96.
     public var payloadType: UInt8
+    /// How the receiver asks for repairs and reports reception (RFC 4585 NACK and PLI, RFC 3550
+    /// receiver reports), sent on the remote's ``CallTransportRole/videoFeedback(of:)``
+    /// transport when it has one.
+    public var feedback: VideoReceiveFeedbackConfiguration
 
-    public init(ssrc: UInt32, width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType) {
+    public init(ssrc: UInt32, width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType,
+                feedback: VideoReceiveFeedbackConfiguration = .init()) {
         self.ssrc = ssrc; self.width = width; self.height = height; self.payloadType = payloadType
+        self.feedback = feedback
     }
 }
 
@@ -133,6 +139,11 @@ public enum CallTransportRole: Sendable, Hashable {
     /// One remote participant's video: drained just after its audio played out (so lip sync
     /// sees the audio of this frame).
     case video(of: ParticipantID)
+    /// Where the session sends its RTCP feedback about one remote participant's video
+    /// (receiver reports, generic NACKs, PLIs: ``VideoReceivePipeline/sendFeedback(at:over:)``)
+    /// after each playout frame; never read by the session. Without one, that video gets no
+    /// feedback.
+    case videoFeedback(of: ParticipantID)
 }
 
 /// A transport of any type, boxed so that a session holds several.
@@ -171,6 +182,8 @@ final class SessionRemote {
     /// Its own audio transports (``CallTransportRole/audio(of:)``) and video ones.
     var audioTransports: [SessionTransport] = []
     var videoTransports: [SessionTransport] = []
+    /// Where its video's RTCP feedback goes (``CallTransportRole/videoFeedback(of:)``).
+    var videoFeedbackTransports: [SessionTransport] = []
     var lastArrival: MonotonicTime?
     var ended = false
     var left = false
@@ -192,7 +205,7 @@ final class SessionRemoteVideo {
 
     init(_ v: RemoteVideo) throws(VPXError) {
         ssrc = v.ssrc
-        receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType)
+        receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType, feedback: v.feedback)
     }
 }
 
@@ -350,6 +363,7 @@ public final class CallSession {
         for r in remotes {
             r.audioTransports = transports.compactMap { t in t.role == .audio(of: r.name) ? t.box : nil }
             r.videoTransports = transports.compactMap { t in t.role == .video(of: r.name) ? t.box : nil }
+            r.videoFeedbackTransports = transports.compactMap { t in t.role == .videoFeedback(of: r.name) ? t.box : nil }
         }
     }
 
@@ -575,6 +589,10 @@ public final class CallSession {
                     v.receiver.sync.audioPlayed(rtpTimestamp: played.timestamp, at: played.at)
                 }
                 v.receiver.render(at: t) { _ in }
+                if let feedback = r.videoFeedbackTransports.first {
+                    var handle = TransportHandle(box: feedback)
+                    v.receiver.sendFeedback(at: t, over: &handle)
+                }
                 if !v.shownAny && v.receiver.statistics.framesShown > 0 {
                     v.shownAny = true
                     emit(CallEvent(time: mediaTime, participant: name, kind: .videoOn))

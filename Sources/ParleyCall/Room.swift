@@ -80,6 +80,10 @@ public struct RoomParticipantReport: Sendable {
 final class RoomVideoStream {
     var sender: VideoSendPipeline
     var link: SimulatedLink?
+    /// The link the session's RTCP feedback (receiver reports, NACKs, PLIs) comes back on,
+    /// until the session takes it, and the sender's handle on it (reading it).
+    var feedbackLink: SimulatedLink?
+    var feedbackHandle: TransportHandle?
     let ssrc: UInt32
     let width: Int
     let height: Int
@@ -96,6 +100,9 @@ final class RoomVideoStream {
         var network = configuration.network
         network.packetMs = 1000 / spec.videoFramesPerSecond
         link = SimulatedLink(scenario: network, seed: configuration.seed &+ 0x5649_4445 &+ UInt64(index))
+        var back = configuration.network
+        back.packetMs = 20
+        feedbackLink = SimulatedLink(scenario: back, seed: configuration.seed &+ 0x4642_434B &+ UInt64(index))
     }
 }
 
@@ -224,6 +231,8 @@ public final class CallRoom {
             if let v = s.video {
                 let video = session.addTransport(v.link.take()!, role: .video(of: s.spec.name))
                 s.videoHandle = session.transportHandle(video)
+                let feedback = session.addTransport(v.feedbackLink.take()!, role: .videoFeedback(of: s.spec.name))
+                v.feedbackHandle = session.transportHandle(feedback)
             }
         }
         let scheduler = MediaScheduler(clock: clock)
@@ -244,14 +253,17 @@ public final class CallRoom {
             let period = 1e9 / fps / (1 + s.spec.driftPpm * 1e-6)
             var videoID: MediaScheduler.StreamID?
             videoID = scheduler.add("video-\(s.spec.name)",
-                                    pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .dropLate)) { frames, _ in
+                                    pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .dropLate)) { frames, now in
                 if s.ended {
                     if let id = videoID { scheduler.remove(id) }
                     return
                 }
+                // The receiver's feedback that has come back: resends, a keyframe, the bitrate.
+                v.feedbackHandle?.receive(until: now) { bytes, _ in
+                    v.sender.receiveFeedback(bytes, at: now, over: &s.videoHandle!)
+                }
                 v.sender.skipped(frames.count - 1)
                 let k = frames.upperBound - 1
-                if session.takeKeyframeRequest(of: s.spec.name) { v.sender.requestKeyframe() }
                 let captured = start.advanced(byNanoseconds: Int64((Double(k) * period).rounded()))
                 let ticks = UInt32(truncatingIfNeeded: Int64((Double(k) * 90_000 / fps).rounded()))
                 v.sender.send(s.spec.video[Int(k) % s.spec.video.count], mediaTicks: ticks, capturedAt: captured,
@@ -328,14 +340,7 @@ public final class CallRoom {
             guard let session, let received = session.receiveStatistics(of: s.spec.name) else { return nil }
             let st = state[s.spec.name]
             var video = received.video
-            if let sent = s.video?.sender.statistics {
-                video?.framesCaptured = sent.framesCaptured
-                video?.framesSkippedLate = sent.framesSkippedLate
-                video?.framesEncoded = sent.framesEncoded
-                video?.encodeErrors = sent.encodeErrors
-                video?.packetsSent = sent.packetsSent
-                video?.packetsRefused = sent.packetsRefused
-            }
+            if let sent = s.video?.sender.statistics { video?.takeSenderCounters(from: sent) }
             return RoomParticipantReport(name: s.spec.name, talkTime: st?.talkTime(at: session.mediaTime) ?? 0,
                                          turns: st?.turns ?? 0, audio: received.audio,
                                          measuredDriftPpm: s.sender.drift.driftPpm,

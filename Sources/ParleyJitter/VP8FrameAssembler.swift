@@ -87,7 +87,8 @@ public struct VP8FrameAssembler {
         public init() {}
     }
 
-    public let configuration: Configuration
+    /// The settings in force (the completion timeout follows ``setCompletionTimeout(nanoseconds:)``).
+    public private(set) var configuration: Configuration
     public private(set) var statistics = VP8AssemblerStatistics()
 
     private let mask: Int
@@ -176,6 +177,17 @@ public struct VP8FrameAssembler {
         }
         drain(now: nowNanoseconds, emit: emit)
     }
+
+    /// Changes how long a missing packet is waited for (negative values mean 0), for example
+    /// once retransmissions can be asked for: from the next check on.
+    public mutating func setCompletionTimeout(nanoseconds: Int64) {
+        configuration.completionTimeoutNanoseconds = Swift.max(0, nanoseconds)
+    }
+
+    /// The (16-bit) sequence number of the first packet of the next frame to deliver, once a
+    /// frame start has arrived: packets before it are late (their frames were delivered or
+    /// given up), so asking the sender for them again is of no use.
+    public var nextSequenceNumber: UInt16? { nextSeq.map { UInt16(truncatingIfNeeded: $0) } }
 
     /// Gives up on a frame that stayed incomplete past the timeout. Call it periodically (for
     /// example on each playout tick) so a loss is noticed even when no packets follow.

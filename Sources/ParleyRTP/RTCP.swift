@@ -159,8 +159,12 @@ public struct RTCPReceiverReport: Equatable, Sendable {
 public enum RTCPPacket: Equatable, Sendable {
     case senderReport(RTCPSenderReport)
     case receiverReport(RTCPReceiverReport)
-    /// Another packet type (SDES, BYE, APP, feedback): its type, count field and body after the
-    /// 4-byte common header (padding removed).
+    /// A generic NACK (RFC 4585 6.2.1: PT 205, FMT 1): packets the receiver asks again.
+    case genericNACK(RTCPGenericNACK)
+    /// A picture loss indication (RFC 4585 6.3.1: PT 206, FMT 1): the receiver wants a keyframe.
+    case pictureLossIndication(RTCPPictureLossIndication)
+    /// Another packet type (SDES, BYE, APP, other feedback formats): its type, count field and
+    /// body after the 4-byte common header (padding removed).
     case other(packetType: UInt8, count: UInt8, body: [UInt8])
 
     public static let senderReportType: UInt8 = 200
@@ -171,18 +175,32 @@ public enum RTCPPacket: Equatable, Sendable {
         switch self {
         case .senderReport(let sr): return 28 + RTCPReceptionReport.size * sr.reports.count
         case .receiverReport(let rr): return 8 + RTCPReceptionReport.size * rr.reports.count
+        case .genericNACK(let nack): return 12 + 4 * nack.items.count
+        case .pictureLossIndication: return 12
         case .other(_, _, let body): return 4 + (body.count + 3) & ~3
         }
     }
 
     /// Writes this packet at the start of `buffer`; returns its length.
     /// - Throws: ``RTPError/bufferTooSmall(needed:available:)``; ``RTPError/fieldOutOfRange(_:)``
-    ///   for more than 31 report blocks or a count above 31.
+    ///   for more than 31 report blocks, a count above 31, a generic NACK without items or
+    ///   longer than the 16-bit length field allows.
     public func marshal(into buffer: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int {
         let size = marshalSize
+        guard size <= 4 * 65536 else { throw .fieldOutOfRange("RTCP packet longer than 65536 words") }
         guard buffer.count >= size else { throw .bufferTooSmall(needed: size, available: buffer.count) }
+        switch self {
+        case .genericNACK(let nack):
+            return try nack.items.withUnsafeBufferPointer { items throws(RTPError) in
+                try RTCPGenericNACK.marshal(senderSSRC: nack.senderSSRC, mediaSSRC: nack.mediaSSRC, items: items, into: buffer)
+            }
+        case .pictureLossIndication(let pli):
+            return try pli.marshal(into: buffer)
+        default: break
+        }
         store16(buffer, 2, UInt16(size / 4 - 1))
         switch self {
+        case .genericNACK, .pictureLossIndication: break  // written above
         case .senderReport(let sr):
             guard sr.reports.count <= 31 else { throw .fieldOutOfRange("more than 31 report blocks") }
             store8(buffer, 0, 0x80 | UInt8(sr.reports.count))
@@ -216,10 +234,27 @@ public enum RTCPPacket: Equatable, Sendable {
 /// Compound RTCP packets: several RTCP packets back to back in one datagram.
 public enum RTCPCompound {
     /// Parses a compound packet, validating it as RFC 3550 A.2 does: every packet version 2,
-    /// the first an SR or RR, padding only in the last, lengths adding up to the datagram.
+    /// the first an SR or RR, padding only in the last, lengths adding up to the datagram; report
+    /// counts and the lengths of generic NACKs and PLIs (RFC 4585 6.1) fitting their packets.
     /// - Throws: ``RTPError`` for any violation; nothing is returned for a partly bad datagram.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RTPError) -> [RTCPPacket] {
         var packets: [RTCPPacket] = []
+        try walk(bytes) { (view: RTCPPacketView) throws(RTPError) in packets.append(view.packet) }
+        return packets
+    }
+
+    /// Validates a compound packet as ``parse(_:)`` does, then hands each of its packets to
+    /// `body` as a view over `bytes`, without allocating (the receive path of RTCP feedback).
+    /// Nothing is visited when any part of the datagram is invalid.
+    /// - Throws: ``RTPError`` for any violation.
+    public static func forEachPacket(in bytes: UnsafeRawBufferPointer, _ body: (RTCPPacketView) -> Void) throws(RTPError) {
+        try walk(bytes) { (_: RTCPPacketView) throws(RTPError) in }
+        try walk(bytes) { (view: RTCPPacketView) throws(RTPError) in body(view) }
+    }
+
+    /// Validates every packet's header and length, calling `body` for each valid one in order.
+    private static func walk(_ bytes: UnsafeRawBufferPointer,
+                             _ body: (RTCPPacketView) throws(RTPError) -> Void) throws(RTPError) {
         var p = 0
         let n = bytes.count
         guard n >= 4 else { throw .truncatedHeader(needed: 4, available: n) }
@@ -242,31 +277,29 @@ public enum RTCPCompound {
                 guard pad > 0, pad <= length - 4 else { throw .badPadding(count: pad, available: length - 4) }
                 bodyEnd -= pad
             }
+            let bodyLength = bodyEnd - p - 4
             switch type {
             case RTCPPacket.senderReportType:
                 let needed = 28 + RTCPReceptionReport.size * count
                 guard needed <= bodyEnd - p else { throw .badReportCount(count: count, length: bodyEnd - p) }
-                var reports: [RTCPReceptionReport] = []
-                reports.reserveCapacity(count)
-                for i in 0..<count { reports.append(.read(bytes, p + 28 + RTCPReceptionReport.size * i)) }
-                let ntp = UInt64(load32(bytes, p + 8)) << 32 | UInt64(load32(bytes, p + 12))
-                packets.append(.senderReport(RTCPSenderReport(
-                    ssrc: load32(bytes, p + 4), ntpTimestamp: NTPTimestamp(rawValue: ntp),
-                    rtpTimestamp: load32(bytes, p + 16), packetCount: load32(bytes, p + 20),
-                    octetCount: load32(bytes, p + 24), reports: reports)))
             case RTCPPacket.receiverReportType:
                 let needed = 8 + RTCPReceptionReport.size * count
                 guard needed <= bodyEnd - p else { throw .badReportCount(count: count, length: bodyEnd - p) }
-                var reports: [RTCPReceptionReport] = []
-                reports.reserveCapacity(count)
-                for i in 0..<count { reports.append(.read(bytes, p + 8 + RTCPReceptionReport.size * i)) }
-                packets.append(.receiverReport(RTCPReceiverReport(ssrc: load32(bytes, p + 4), reports: reports)))
+            case RTCPGenericNACK.packetType where count == Int(RTCPGenericNACK.format):
+                guard bodyLength >= 12, bodyLength % 4 == 0 else {
+                    throw .badFeedbackLength(packetType: type, format: UInt8(count), length: bodyLength)
+                }
+            case RTCPPictureLossIndication.packetType where count == Int(RTCPPictureLossIndication.format):
+                guard bodyLength == 8 else {
+                    throw .badFeedbackLength(packetType: type, format: UInt8(count), length: bodyLength)
+                }
             default:
-                packets.append(.other(packetType: type, count: UInt8(count), body: Array(bytes[(p + 4)..<bodyEnd])))
+                break
             }
+            try body(RTCPPacketView(packetType: type, count: UInt8(count),
+                                    packet: UnsafeRawBufferPointer(rebasing: bytes[p..<bodyEnd])))
             p += length
         }
-        return packets
     }
 
     /// Bytes `packets` take as one compound packet.

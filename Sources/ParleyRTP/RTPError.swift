@@ -29,6 +29,11 @@ public enum RTPError: Error, Equatable, Sendable {
     case badCompoundStart(packetType: UInt8)
     /// An RTCP report count does not fit the packet length.
     case badReportCount(count: Int, length: Int)
+    /// An RTCP feedback message (RFC 4585 6.1) of a known kind has the wrong length: shorter
+    /// than its two SSRCs, a generic NACK (PT 205, FMT 1) without a whole number of at least one
+    /// 4-byte FCI entry, or a PLI (PT 206, FMT 1) with FCI. `length` is the body after the
+    /// 4-byte common header.
+    case badFeedbackLength(packetType: UInt8, format: UInt8, length: Int)
     /// A payload is empty where at least one byte is needed (Opus TOC, VP8 descriptor).
     case emptyPayload
     /// The Opus packet's TOC and frame-count byte do not describe a valid packet (RFC 6716 3.2).

@@ -222,6 +222,14 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     #expect(v.framesShownUnsynchronized <= 3)
     #expect(v.framesOutsideWindow == 0 && v.maximumAbsoluteSkewMs <= 55, "\(v)")
     #expect(v.framesDecoded >= v.framesShown)
+    // RTCP feedback crossed the simulated network back to the sender: reports arrived (with a
+    // round trip near the links' 2 x 40 ms plus jitter and pacing), lost packets were resent.
+    print("room video feedback: \(v.receiverReportsSent) reports, \(v.nackMessagesSent) NACKs, \(v.pictureLossIndicationsSent) PLIs sent; "
+           + "\(v.retransmissionsRequested) asks taken, \(v.packetsRetransmitted) packets resent (\(v.retransmissionsSuppressed) suppressed, \(v.retransmissionsUnavailable) unavailable), \(v.packetsRecovered) recovered, \(v.nacksGivenUp) given up; "
+          + "round trip \(v.roundTripMs ?? -1) ms; bitrate \(v.lowestTargetBitrateKbps)...\(v.targetBitrateKbps) kbit/s")
+    #expect(v.receiverReportsSent >= 4 && v.receiverReportsReceived >= 3)
+    #expect(v.nackMessagesSent > 0 && v.packetsRetransmitted > 0 && v.packetsRecovered > 0)
+    #expect(v.roundTripMs.map { $0 > 70 && $0 < 250 } ?? false)
     let name = participants[1].name
     #expect(events.contains { $0.participant == name && $0.kind == .videoOn })
     #expect(events.contains { $0.participant == name && $0.kind == .videoOff })

@@ -73,6 +73,43 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
     let frames = [vp8Frame(key: true, size: 1500, seed: 1), vp8Frame(key: false, size: 700, seed: 2),
                   vp8Frame(key: false, size: 650, seed: 3), vp8Frame(key: false, size: 900, seed: 4)]
 
+    /// A plain resend (same sequence number, as the video sender's NACK answer): arriving in
+    /// time it completes the frame; as a duplicate it is ignored; after its frame was given up
+    /// it is counted late and changes nothing.
+    @Test func retransmittedPacketsFillHolesAndLateOnesAreIgnored() {
+        let packets = packetize(frames, firstSeq: 65_530)  // wraps inside the second frame
+        let hole = 6                                       // the second frame's first packet
+        #expect(packets[hole].seq == 0)
+        var config = VP8FrameAssembler.Configuration()
+        config.completionTimeoutNanoseconds = 250_000_000
+        // In time: the resend arrives 90 ms after the gap showed (one round trip and a bit).
+        var a = VP8FrameAssembler(configuration: config)
+        var c = Collected()
+        feed(&a, Array(packets[..<hole]) + Array(packets[(hole + 1)...]), into: &c)
+        #expect(c.frames.count == 1 && a.nextSequenceNumber == packets[hole].seq)
+        feed(&a, [packets[hole]], into: &c, startNs: 90_000_000)
+        #expect(same(c.frames, frames) && c.requests.isEmpty)
+        // The original turns up too after all: a duplicate of nothing held, counted late.
+        feed(&a, [packets[hole]], into: &c, startNs: 100_000_000)
+        #expect(a.statistics.latePackets == 1 && c.frames.count == frames.count)
+        // A resend of a packet still held (its frame waits for another) is a duplicate.
+        var b = VP8FrameAssembler(configuration: config)
+        var d = Collected()
+        feed(&b, Array(packets[..<hole]) + [packets[hole]] + Array(packets[(hole + 2)...]), into: &d)
+        feed(&b, [packets[hole]], into: &d, startNs: 50_000_000)
+        #expect(b.statistics.duplicatePackets == 1 && d.frames.count == 1)
+        feed(&b, [packets[hole + 1]], into: &d, startNs: 60_000_000)
+        #expect(same(d.frames, frames) && d.requests.isEmpty)
+        // Too late: the frame was given up at the timeout; the resend is late and ignored.
+        var l = VP8FrameAssembler(configuration: config)
+        var e = Collected()
+        feed(&l, Array(packets[..<hole]) + Array(packets[(hole + 1)...]), into: &e)
+        l.advance(nowNanoseconds: 400_000_000) { ev in if case .keyframeRequest(let r) = ev { e.requests.append(r) } }
+        #expect(e.requests == [.incompleteFrame] && l.statistics.framesIncomplete == 1)
+        feed(&l, [packets[hole]], into: &e, startNs: 410_000_000)
+        #expect(l.statistics.latePackets == 1 && e.frames.count == 1)
+    }
+
     @Test func inOrderPacketsBecomeWholeFramesInOrder() {
         var a = VP8FrameAssembler()
         var c = Collected()
