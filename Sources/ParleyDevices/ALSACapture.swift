@@ -106,25 +106,11 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     }
 
     private mutating func read(into base: UnsafeMutableRawPointer, frames: Int) throws(ALSAError) {
-        let pcm = handle.raw
         let frameBytes = MemoryLayout<Sample>.stride * setup.format.channels
-        // At most one buffer per call: plugins such as `file` (infile) cannot serve more.
-        let chunk = setup.bufferFrames
-        var done = 0
-        while done < frames {
-            let n = snd_pcm_readi(pcm, base + done * frameBytes, snd_pcm_uframes_t(min(chunk, frames - done)))
-            if n > 0 { done += n; continue }
-            var code = n
-            if n == 0 || n == -Int(EAGAIN) {
-                code = try PCM.wait(pcm, name: pcmName, timeoutMilliseconds: timeoutMilliseconds)
-                if code == 0 { continue }
-            }
-            if code == -Int(EINTR) { continue }
-            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
-                try PCM.recover(pcm, name: pcmName, code: code, direction: .capture, counters: &xruns)
-                continue
-            }
-            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: pcmName, operation: "snd_pcm_readi")
+        let pcm = handle.raw
+        try PCM.transfer(pcm, name: pcmName, operation: "snd_pcm_readi", direction: .capture, frames: frames,
+                         chunk: setup.bufferFrames, timeoutMilliseconds: timeoutMilliseconds, counters: &xruns) {
+            snd_pcm_readi(pcm, base + $0 * frameBytes, $1)
         }
     }
 

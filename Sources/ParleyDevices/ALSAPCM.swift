@@ -115,13 +115,13 @@ enum PCM {
         switch source {
         case .name:
             op = "snd_pcm_open"
-            result = Syscall.retryingNegative { snd_pcm_open(&raw, name, direction.alsa, mode) }
+            result = valueOrNegatedErrno { snd_pcm_open(&raw, name, direction.alsa, mode) }
         case .tree(let tree):
             op = "snd_pcm_open_lconf"
-            result = Syscall.retryingNegative { snd_pcm_open_lconf(&raw, name, direction.alsa, mode, tree) }
+            result = valueOrNegatedErrno { snd_pcm_open_lconf(&raw, name, direction.alsa, mode, tree) }
         case .clocked:
             op = "parley_clocked_pcm_open"
-            result = Syscall.retryingNegative { parley_clocked_pcm_open(&raw, &context, name, direction.alsa, mode) }
+            result = valueOrNegatedErrno { parley_clocked_pcm_open(&raw, &context, name, direction.alsa, mode) }
         }
         switch result {
         case .success:
@@ -240,16 +240,46 @@ enum PCM {
     /// Waits until the PCM is ready (`snd_pcm_wait`); returns a negative code to recover
     /// from (xrun, suspend) or throws on timeout / hard error.
     static func wait(_ pcm: OpaquePointer, name: String, timeoutMilliseconds: Int) throws(ALSAError) -> Int {
-        while true {
-            let w = snd_pcm_wait(pcm, Int32(clamping: timeoutMilliseconds))
-            if w > 0 { return 0 }
-            if w == 0 {
-                throw ALSAError(kind: .timeout, code: 0, pcm: name, operation: "snd_pcm_wait",
-                                message: "no data within \(timeoutMilliseconds) ms")
+        switch valueOrNegatedErrno({ snd_pcm_wait(pcm, Int32(clamping: timeoutMilliseconds)) }) {
+        case .success(let ready) where ready > 0:
+            return 0
+        case .success:
+            throw ALSAError(kind: .timeout, code: 0, pcm: name, operation: "snd_pcm_wait",
+                            message: "no data within \(timeoutMilliseconds) ms")
+        case .failure(let e) where e == .brokenPipe || e == .streamsPipe:
+            return -Int(e.rawValue)
+        case .failure(let e):
+            throw ALSAError.from(code: -e.rawValue, pcm: name, operation: "snd_pcm_wait")
+        }
+    }
+
+    /// Moves `frames` frames through `pcm` with `call` (`snd_pcm_readi` or `snd_pcm_writei`
+    /// given a frame offset and a frame count, at most `chunk` frames a call: plugins such as
+    /// `file` cannot serve more than one buffer). Waits while the device is not ready and
+    /// recovers xruns and suspends, counting them. No allocation.
+    static func transfer(_ pcm: OpaquePointer, name: String, operation: String, direction: PCMDirection,
+                         frames: Int, chunk: Int, timeoutMilliseconds: Int, counters: inout XRunCounters,
+                         _ call: (_ offset: Int, _ count: snd_pcm_uframes_t) -> snd_pcm_sframes_t) throws(ALSAError) {
+        var done = 0
+        while done < frames {
+            var code: Int
+            switch valueOrNegatedErrno({ call(done, snd_pcm_uframes_t(min(chunk, frames - done))) }) {
+            case .success(let n) where n > 0:
+                done += n
+                continue
+            case .success:
+                code = try wait(pcm, name: name, timeoutMilliseconds: timeoutMilliseconds)
+            case .failure(let e) where e == .wouldBlock:
+                code = try wait(pcm, name: name, timeoutMilliseconds: timeoutMilliseconds)
+            case .failure(let e):
+                code = -Int(e.rawValue)
             }
-            if w == -EINTR { continue }
-            if w == -EPIPE || w == -ESTRPIPE { return Int(w) }
-            throw ALSAError.from(code: w, pcm: name, operation: "snd_pcm_wait")
+            if code == 0 { continue }
+            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
+                try recover(pcm, name: name, code: code, direction: direction, counters: &counters)
+                continue
+            }
+            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: name, operation: operation)
         }
     }
 }

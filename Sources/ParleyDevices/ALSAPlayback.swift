@@ -68,22 +68,9 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
         let frameBytes = MemoryLayout<Sample>.stride * channels
         let frames = samples.count / channels
         let pcm = handle.raw
-        let chunk = setup.bufferFrames  // at most one buffer per call, as for capture
-        var done = 0
-        while done < frames {
-            let n = snd_pcm_writei(pcm, raw + done * frameBytes, snd_pcm_uframes_t(min(chunk, frames - done)))
-            if n > 0 { done += n; continue }
-            var code = n
-            if n == 0 || n == -Int(EAGAIN) {
-                code = try PCM.wait(pcm, name: pcmName, timeoutMilliseconds: timeoutMilliseconds)
-                if code == 0 { continue }
-            }
-            if code == -Int(EINTR) { continue }
-            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
-                try PCM.recover(pcm, name: pcmName, code: code, direction: .playback, counters: &xruns)
-                continue
-            }
-            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: pcmName, operation: "snd_pcm_writei")
+        try PCM.transfer(pcm, name: pcmName, operation: "snd_pcm_writei", direction: .playback, frames: frames,
+                         chunk: setup.bufferFrames, timeoutMilliseconds: timeoutMilliseconds, counters: &xruns) {
+            snd_pcm_writei(pcm, raw + $0 * frameBytes, $1)
         }
         framesWritten &+= UInt64(frames)
     }
@@ -98,15 +85,18 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
             _ = snd_pcm_start(pcm)
         }
         while true {
-            let r = snd_pcm_drain(pcm)
-            if r >= 0 { return }
-            if r == -EINTR || r == -EAGAIN { continue }
-            if r == -EPIPE || r == -ESTRPIPE {
-                // An underrun at the very end: everything queued has been played.
-                try PCM.recover(pcm, name: pcmName, code: Int(r), direction: .playback, counters: &xruns)
+            switch valueOrNegatedErrno({ snd_pcm_drain(pcm) }) {
+            case .success:
                 return
+            case .failure(let e) where e == .wouldBlock:
+                continue
+            case .failure(let e) where e == .brokenPipe || e == .streamsPipe:
+                // An underrun at the very end: everything queued has been played.
+                try PCM.recover(pcm, name: pcmName, code: -Int(e.rawValue), direction: .playback, counters: &xruns)
+                return
+            case .failure(let e):
+                throw ALSAError.from(code: -e.rawValue, pcm: pcmName, operation: "snd_pcm_drain")
             }
-            throw ALSAError.from(code: r, pcm: pcmName, operation: "snd_pcm_drain")
         }
     }
 
