@@ -1,4 +1,5 @@
 import CALSA
+import CALSAClockedPCM
 #if canImport(Glibc)
 import Glibc
 #endif
