@@ -97,6 +97,62 @@ enum PCMSource {
     case clocked
 }
 
+/// One open, configured PCM stream: what ``ALSACapture`` and ``ALSAPlayback`` share (opening
+/// and configuring, the negotiated setup, transfers with xrun recovery, the suspend test hook,
+/// closing).
+struct PCMStream: ~Copyable {
+    /// The PCM name it was opened with.
+    let name: String
+    let direction: PCMDirection
+    /// What the device agreed to.
+    let setup: ALSAStreamSetup
+    let timeoutMilliseconds: Int
+    /// Xruns and suspends recovered so far.
+    private(set) var xruns = XRunCounters()
+    private var handle: PCMHandle
+
+    /// Opens `name` from `source` and configures it for `parameters` and `Sample`.
+    init<Sample: AudioSample>(_ name: String, _ direction: PCMDirection, _ source: PCMSource,
+                              parameters: ALSAParameters, sample: Sample.Type) throws(ALSAError) {
+        let handle = try PCM.open(name, direction, source)
+        self.setup = try PCM.configure(handle.raw, name: name, direction: direction,
+                                       parameters: parameters, sample: sample)
+        self.handle = handle
+        self.name = name
+        self.direction = direction
+        self.timeoutMilliseconds = parameters.timeoutMilliseconds
+    }
+
+    /// The alsa-lib PCM.
+    var raw: OpaquePointer { handle.raw }
+
+    /// Moves `frames` frames with `call` (see ``PCM/transfer(_:name:operation:direction:frames:chunk:timeoutMilliseconds:counters:_:)``).
+    mutating func transfer(_ operation: String, frames: Int,
+                           _ call: (_ offset: Int, _ count: snd_pcm_uframes_t) -> snd_pcm_sframes_t) throws(ALSAError) {
+        try PCM.transfer(handle.raw, name: name, operation: operation, direction: direction, frames: frames,
+                         chunk: setup.bufferFrames, timeoutMilliseconds: timeoutMilliseconds, counters: &xruns, call)
+    }
+
+    /// Recovers from the xrun or suspend `code` (a negative errno), counting it.
+    mutating func recover(code: Int) throws(ALSAError) {
+        try PCM.recover(handle.raw, name: name, code: code, direction: direction, counters: &xruns)
+    }
+
+    /// Suspends a clocked PCM as system sleep would. Traps for other PCMs (a test hook).
+    func simulateSuspend() {
+        guard let context = handle.clockedContext else { preconditionFailure("only clocked PCMs can be suspended") }
+        _ = parley_clocked_pcm_suspend(context)
+    }
+
+    /// Closes the PCM, first dropping what is queued if `dropping`; reports a failure to close.
+    consuming func close(dropping: Bool) throws(ALSAError) {
+        let name = self.name
+        if dropping { _ = snd_pcm_drop(handle.raw) }
+        let r = handle.close()
+        if r < 0 { throw ALSAError.from(code: r, pcm: name, operation: "snd_pcm_close") }
+    }
+}
+
 /// The shared open/configure/transfer code of ``ALSACapture`` and ``ALSAPlayback``.
 enum PCM {
     static func alsaFormat<Sample: AudioSample>(_: Sample.Type) -> (snd_pcm_format_t, String) {
