@@ -36,6 +36,7 @@ public struct OpusPacketError: Error, Hashable, Sendable, CustomStringConvertibl
         self.reason = reason
     }
 
+    /// The ``reason``.
     public var description: String { reason }
 }
 
