@@ -40,6 +40,9 @@ let package = Package(
                        providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa",
                        providers: [.apt(["libasound2-dev"])]),
+        // The clocked test PCM behind ALSACapture.clocked / ALSAPlayback.clocked: an alsa-lib
+        // ioplug plugin, compiled once here instead of living in CALSA's header.
+        .target(name: "CALSAClockedPCM", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2",
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
@@ -59,9 +62,9 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyMedia", dependencies: ["ParleyCore", "CSndFile"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CV4L2"],
+        .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleySRTP", dependencies: ["CSRTP"], swiftSettings: swiftSettings),
+        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "CSRTP"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],

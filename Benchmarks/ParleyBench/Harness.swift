@@ -120,23 +120,9 @@ func jsonReport(_ results: [BenchResult]) -> String {
         guard let x, x.isFinite else { return "null" }
         return String(format: "%.6g", x)
     }
-    func str(_ s: String?) -> String {
-        guard let s else { return "null" }
-        var out = "\""
-        for ch in s.unicodeScalars {
-            switch ch {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default:
-                if ch.value < 0x20 { out += String(format: "\\u%04x", ch.value) } else { out.unicodeScalars.append(ch) }
-            }
-        }
-        return out + "\""
-    }
     let rows = results.map { r in
-        "  {\"name\": \(str(r.name)), \"unit\": \(str(r.unit)), \"median\": \(num(r.median)), "
-            + "\"min\": \(num(r.min)), \"max\": \(num(r.max)), \"baseline\": \(str(r.baseline)), "
+        "  {\"name\": \(jsonString(r.name)), \"unit\": \(jsonString(r.unit)), \"median\": \(num(r.median)), "
+            + "\"min\": \(num(r.min)), \"max\": \(num(r.max)), \"baseline\": \(jsonString(r.baseline)), "
             + "\"ratio\": \(num(r.ratio)), \"allocs\": \(num(r.allocationsPerUnit))}"
     }
     return "[\n" + rows.joined(separator: ",\n") + "\n]"

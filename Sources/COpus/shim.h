@@ -66,54 +66,8 @@ static inline int parley_opus_encoder_set_max_bandwidth(OpusEncoder *st, opus_in
 static inline int parley_opus_encoder_get_max_bandwidth(OpusEncoder *st, opus_int32 *value) {
     return opus_encoder_ctl(st, OPUS_GET_MAX_BANDWIDTH(value));
 }
-static inline int parley_opus_encoder_set_application(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_APPLICATION(value));
-}
-static inline int parley_opus_encoder_get_application(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_APPLICATION(value));
-}
-static inline int parley_opus_encoder_set_force_channels(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_FORCE_CHANNELS(value));
-}
-static inline int parley_opus_encoder_get_force_channels(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_FORCE_CHANNELS(value));
-}
-static inline int parley_opus_encoder_set_lsb_depth(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_LSB_DEPTH(value));
-}
-static inline int parley_opus_encoder_get_lsb_depth(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_LSB_DEPTH(value));
-}
-static inline int parley_opus_encoder_set_expert_frame_duration(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_EXPERT_FRAME_DURATION(value));
-}
-static inline int parley_opus_encoder_get_expert_frame_duration(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_EXPERT_FRAME_DURATION(value));
-}
-static inline int parley_opus_encoder_set_prediction_disabled(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_PREDICTION_DISABLED(value));
-}
-static inline int parley_opus_encoder_get_prediction_disabled(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_PREDICTION_DISABLED(value));
-}
-static inline int parley_opus_encoder_set_phase_inversion_disabled(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_PHASE_INVERSION_DISABLED(value));
-}
-static inline int parley_opus_encoder_get_phase_inversion_disabled(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_PHASE_INVERSION_DISABLED(value));
-}
-/// OPUS_SET_BANDWIDTH: forces a coded bandwidth (or OPUS_AUTO).
-static inline int parley_opus_encoder_set_bandwidth(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_BANDWIDTH(value));
-}
 static inline int parley_opus_encoder_get_lookahead(OpusEncoder *st, opus_int32 *value) {
     return opus_encoder_ctl(st, OPUS_GET_LOOKAHEAD(value));
-}
-static inline int parley_opus_encoder_get_sample_rate(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_SAMPLE_RATE(value));
-}
-static inline int parley_opus_encoder_get_bandwidth(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_BANDWIDTH(value));
 }
 static inline int parley_opus_encoder_get_in_dtx(OpusEncoder *st, opus_int32 *value) {
     return opus_encoder_ctl(st, OPUS_GET_IN_DTX(value));
@@ -141,9 +95,6 @@ static inline int parley_opus_decoder_get_pitch(OpusDecoder *st, opus_int32 *val
 }
 static inline int parley_opus_decoder_get_bandwidth(OpusDecoder *st, opus_int32 *value) {
     return opus_decoder_ctl(st, OPUS_GET_BANDWIDTH(value));
-}
-static inline int parley_opus_decoder_get_sample_rate(OpusDecoder *st, opus_int32 *value) {
-    return opus_decoder_ctl(st, OPUS_GET_SAMPLE_RATE(value));
 }
 static inline int parley_opus_decoder_get_final_range(OpusDecoder *st, opus_uint32 *value) {
     return opus_decoder_ctl(st, OPUS_GET_FINAL_RANGE(value));

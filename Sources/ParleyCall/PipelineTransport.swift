@@ -50,6 +50,26 @@ public struct LinkStatistics: Sendable, Hashable {
     public init() {}
 }
 
+/// Why a ``SimulatedLink`` could not be created: one of its size arguments is out of range.
+public struct SimulatedLinkError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The argument's name (`capacity`, `maximumDatagram` or `chunkPackets`).
+    public var argument: String
+    /// The value given.
+    public var value: Int
+    /// What is wrong with it.
+    public var reason: String
+
+    /// Creates the error for `argument` given `value`.
+    public init(argument: String, value: Int, reason: String) {
+        self.argument = argument
+        self.value = value
+        self.reason = reason
+    }
+
+    /// `SimulatedLink: ARGUMENT VALUE REASON`.
+    public var description: String { "SimulatedLink: \(argument) \(value) \(reason)" }
+}
+
 /// An in-process network: each datagram is delayed, lost or duplicated as ParleyJitter's
 /// ``NetworkSimulator`` decides for a ``NetworkScenario`` and a seed, then delivered in arrival
 /// order (so jitter reorders). Deterministic: same scenario, seed and send times, same arrivals.
@@ -89,9 +109,19 @@ public struct SimulatedLink: PacketTransport {
     private var order: Int64 = 0
 
     /// Creates a link. `scenario.packetMs` should be the sender's packet interval (20 ms audio).
+    /// - Throws: ``SimulatedLinkError`` when `capacity`, `maximumDatagram` or `chunkPackets` is
+    ///   not positive, or the datagram pool (`capacity` x `maximumDatagram` bytes) does not fit
+    ///   in memory's address range.
     public init(scenario: NetworkScenario, seed: UInt64, capacity: Int = 512, maximumDatagram: Int = RTPLimits.maximumDatagramSize,
-                chunkPackets: Int = 500) {
-        precondition(capacity > 0 && maximumDatagram > 0 && chunkPackets > 0)
+                chunkPackets: Int = 500) throws(SimulatedLinkError) {
+        for (argument, value) in [("capacity", capacity), ("maximumDatagram", maximumDatagram), ("chunkPackets", chunkPackets)]
+        where value <= 0 {
+            throw SimulatedLinkError(argument: argument, value: value, reason: "must be positive")
+        }
+        guard !capacity.multipliedReportingOverflow(by: maximumDatagram).overflow else {
+            throw SimulatedLinkError(argument: "capacity", value: capacity,
+                                     reason: "times maximumDatagram (\(maximumDatagram)) overflows the pool size")
+        }
         self.scenario = scenario
         self.seed = seed
         self.capacity = capacity

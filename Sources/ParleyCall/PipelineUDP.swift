@@ -5,11 +5,19 @@ import Glibc
 #endif
 import ParleyRTP
 
-/// A socket failure: the call that failed and its `errno`.
+/// A socket failure: the call that failed and its errno.
 public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The call that failed, with its argument (`socket`, `bind 127.0.0.1:5004`, `resolve HOST: REASON`).
     public var operation: String
-    public var errno: Int32
-    public var description: String { "\(operation): \(String(cString: strerror(errno))) (errno \(errno))" }
+    /// Why: the call's errno (``Errno/invalidArgument`` for an address that does not parse or resolve).
+    public var errno: Errno
+    /// Creates the error for `operation` failing with `errno`.
+    public init(operation: String, errno: Errno) {
+        self.operation = operation
+        self.errno = errno
+    }
+    /// `OPERATION: MESSAGE (errno N)`.
+    public var description: String { "\(operation): \(errno) (errno \(errno.rawValue))" }
 }
 
 /// Datagrams over UDP: sends to one peer, receives what arrives on its own bound port.
@@ -42,25 +50,29 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
     ///   not resolve to an IPv4 address.
     public init(localPort: UInt16 = 0, bindHost: String = "127.0.0.1", peerHost: String = "127.0.0.1",
                 peerPort: UInt16, rtcpPeerPort: UInt16? = nil, clock: any MediaClock) throws(UDPTransportError) {
-        let s = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard s >= 0 else { throw UDPTransportError(operation: "socket", errno: Glibc.errno) }
+        let s: Int32
+        switch valueOrErrno({ socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0) }) {
+        case .success(let fd): s = fd
+        case .failure(let e): throw UDPTransportError(operation: "socket", errno: e)
+        }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_port = localPort.bigEndian
         guard inet_pton(AF_INET, bindHost, &local.sin_addr) == 1 else {
             close(s)
-            throw UDPTransportError(operation: "bind address \(bindHost) (not an IPv4 address)", errno: EINVAL)
+            throw UDPTransportError(operation: "bind address \(bindHost) (not an IPv4 address)", errno: .invalidArgument)
         }
         let remote: sockaddr_in
         do { remote = try Self.resolve(peerHost, port: peerPort) } catch {
             close(s)
             throw error
         }
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let bound = withUnsafePointer(to: &local) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
+                valueOrErrno(retryOnInterrupt: false) { bind(s, a, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
-        guard bound == 0 else {
-            let e = Glibc.errno
+        if case .failure(let e) = bound {
             close(s)
             throw UDPTransportError(operation: "bind \(bindHost):\(localPort)", errno: e)
         }
@@ -90,24 +102,22 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
     public mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool {
         var target = peer
         if let rtcpPeer, bytes.count >= 2, (192...223).contains(bytes[1]) { target = rtcpPeer }
-        var r: Int
-        repeat {
-            r = withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        let r = withUnsafePointer(to: &target) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
+                valueOrErrno {
+                    sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), a, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-        } while r < 0 && Glibc.errno == EINTR
-        guard r == bytes.count else { sendFailures += 1; return false }
+        }
+        guard case .success(bytes.count) = r else { sendFailures += 1; return false }
         sent += 1
         return true
     }
 
     public func waitForDatagram(timeoutMilliseconds: Int32) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        var r: Int32
-        repeat { r = poll(&p, 1, timeoutMilliseconds) } while r < 0 && Glibc.errno == EINTR
-        return r > 0
+        guard case .success(let ready) = valueOrErrno({ poll(&p, 1, timeoutMilliseconds) }) else { return false }
+        return ready > 0
     }
 
     /// The local IPv4 address this machine sends from towards `host` (an address or a name),
@@ -147,7 +157,7 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
         defer { if let list { freeaddrinfo(list) } }
         guard r == 0, let first = list, let address = first.pointee.ai_addr else {
             let reason = r == 0 ? "no IPv4 address" : String(cString: gai_strerror(r))
-            throw UDPTransportError(operation: "resolve \(host): \(reason)", errno: EINVAL)
+            throw UDPTransportError(operation: "resolve \(host): \(reason)", errno: .invalidArgument)
         }
         address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a.sin_addr = $0.pointee.sin_addr }
         return a
@@ -155,11 +165,11 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
 
     public mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
         while true {
-            let n = buffer.withUnsafeMutableBytes { b in recv(fd, b.baseAddress, b.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
-            if n < 0 {
-                if Glibc.errno == EINTR { continue }
-                return   // EAGAIN: nothing more (other errors: ICMP port unreachable etc., ignored)
+            let result = buffer.withUnsafeMutableBytes { b in
+                valueOrErrno { recv(fd, b.baseAddress, b.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
             }
+            // EAGAIN: nothing more (other errors: ICMP port unreachable etc., ignored).
+            guard case .success(let n) = result else { return }
             guard n <= RTPLimits.maximumDatagramSize else { oversized += 1; continue }
             received += 1
             let arrival = clock.now()

@@ -99,10 +99,10 @@ final class RoomVideoStream {
                                        ntpOffset: ntpOffset)
         var network = configuration.network
         network.packetMs = 1000 / spec.videoFramesPerSecond
-        link = SimulatedLink(scenario: network, seed: configuration.seed &+ 0x5649_4445 &+ UInt64(index))
+        link = try SimulatedLink(scenario: network, seed: configuration.seed &+ 0x5649_4445 &+ UInt64(index))
         var back = configuration.network
         back.packetMs = 20
-        feedbackLink = SimulatedLink(scenario: back, seed: configuration.seed &+ 0x4642_434B &+ UInt64(index))
+        feedbackLink = try SimulatedLink(scenario: back, seed: configuration.seed &+ 0x4642_434B &+ UInt64(index))
     }
 }
 
@@ -138,7 +138,7 @@ final class RoomStream {
         sender = try AudioSendPipeline(configuration: send, ntpOffset: ntpOffset)
         var network = configuration.network
         network.packetMs = Double(send.packetMs)
-        link = SimulatedLink(scenario: network, seed: configuration.seed &+ UInt64(index))
+        link = try SimulatedLink(scenario: network, seed: configuration.seed &+ UInt64(index))
         capture = DriftingCaptureClock(origin: start, driftPpm: spec.driftPpm, sampleRate: spec.sampleRate)
         frame = [Int16](repeating: 0, count: send.packetSamples)
         if !spec.video.isEmpty {

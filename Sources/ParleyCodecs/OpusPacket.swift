@@ -1,6 +1,10 @@
 // Pure Swift (no C import): the Opus packet inspector parses untrusted bytes, so it is also
 // compiled standalone with `Fuzz/` and fuzzed. It follows RFC 6716 §3 and accepts exactly the
-// packets libopus's `opus_packet_parse` accepts (tests cross-check the two).
+// packets libopus's `opus_packet_parse` accepts (tests cross-check the two). The TOC byte and
+// frame count come from ParleyCore's `OpusTOC`; this file reads the rest of the framing.
+#if canImport(ParleyCore)
+import ParleyCore
+#endif
 
 /// The coding mode of an Opus packet (RFC 6716 §3.1, TOC configurations 0-11, 12-15, 16-31).
 public enum OpusMode: Hashable, Sendable {
@@ -90,22 +94,12 @@ public struct OpusPacketInfo: Hashable, Sendable {
     }
 
     /// Samples per channel of one frame at 48 kHz encoded by a TOC byte.
-    public static func samplesPerFrameAt48k(toc: UInt8) -> Int {
-        let c = Int(toc >> 3)
-        if c >= 16 { return 120 << (c & 3) }           // CELT: 2.5, 5, 10, 20 ms
-        if c >= 12 { return (c & 1) == 0 ? 480 : 960 } // hybrid: 10, 20 ms
-        switch c & 3 {                                 // SILK: 10, 20, 40, 60 ms
-        case 0: return 480
-        case 1: return 960
-        case 2: return 1920
-        default: return 2880
-        }
-    }
+    public static func samplesPerFrameAt48k(toc: UInt8) -> Int { OpusTOC.samplesPerFrameAt48k(toc: toc) }
 
     /// The largest frame a packet may carry, in bytes (RFC 6716 §3.4 [R2]).
     public static let maxFrameBytes = 1275
     /// The largest duration a packet may carry, in samples at 48 kHz (120 ms, [R5]).
-    public static let maxSamplesAt48k = 5760
+    public static let maxSamplesAt48k = OpusTOC.maxSamplesAt48k
 
     /// Parses and validates a packet's framing without decoding.
     ///
@@ -115,27 +109,40 @@ public struct OpusPacketInfo: Hashable, Sendable {
     ///     48 elements (the most a packet can carry). Sizes of frames past `frameCount` are
     ///     left untouched. Frame `i` starts at `payloadOffset + sum(frameSizes[0..<i])`.
     /// - Throws: ``OpusError`` with code ``OpusError/Code/invalidPacket`` and a message naming
-    ///   the rule and byte offset that failed.
+    ///   the rule and byte offset that failed (the ``OpusPacketError`` of the parse).
     public init(parsing packet: UnsafeRawBufferPointer,
                 frameSizes: UnsafeMutableBufferPointer<Int>? = nil) throws(OpusError) {
         if let frameSizes {
             precondition(frameSizes.count >= 48, "frameSizes must hold at least 48 elements")
         }
-        func fail(_ detail: String) -> OpusError {
-            OpusError(code: .invalidPacket, operation: "OpusPacketInfo.parse",
-                      message: "corrupted stream: " + detail)
+        do throws(OpusPacketError) {
+            let header = try OpusTOC(parsing: packet)
+            let framing = try Self.framing(packet, header, frameSizes)
+            self.toc = header.toc
+            self.frameCount = header.frameCount
+            self.payloadOffset = framing.payloadOffset
+            self.paddingLength = framing.padding
+            self.hasVariableFrameSizes = header.frameCountCode == 2 || framing.vbr
+        } catch {
+            throw OpusError(code: .invalidPacket, operation: "OpusPacketInfo.parse",
+                            message: "corrupted stream: " + error.reason)
         }
+    }
+
+    /// Reads what follows the TOC (RFC 6716 3.2): padding, frame lengths, the frames' sizes;
+    /// returns where the first frame starts, the padding and whether code 3 is VBR.
+    private static func framing(_ packet: UnsafeRawBufferPointer, _ header: OpusTOC,
+                                _ frameSizes: UnsafeMutableBufferPointer<Int>?)
+        throws(OpusPacketError) -> (payloadOffset: Int, padding: Int, vbr: Bool) {
+        func fail(_ detail: String) -> OpusPacketError { OpusPacketError(.malformed, detail) }
         let len = packet.count
-        guard len >= 1 else { throw fail("empty packet (needs at least the TOC byte)") }
-        let toc = packet[0]
-        let frameSamples = Self.samplesPerFrameAt48k(toc: toc)
-        var pos = 1              // next byte to read
+        let count = header.frameCount
+        var pos = header.length  // next byte to read
         var end = len            // one past the last frame byte (padding excluded)
-        var count: Int
         var padding = 0
         var vbr = false
         // Reads a frame length (RFC 6716 §3.2.1) at `pos`, not past `end`.
-        func readLength(_ what: String) throws(OpusError) -> Int {
+        func readLength(_ what: String) throws(OpusPacketError) -> Int {
             guard pos < end else { throw fail("\(what): missing length byte at offset \(pos)") }
             let b0 = Int(packet[pos])
             if b0 < 252 { pos += 1; return b0 }
@@ -145,12 +152,10 @@ public struct OpusPacketInfo: Hashable, Sendable {
             return v
         }
         var lastSize: Int
-        switch toc & 0x3 {
+        switch header.frameCountCode {
         case 0:
-            count = 1
             lastSize = end - pos
         case 1:
-            count = 2
             let rest = end - pos
             guard rest % 2 == 0 else {
                 throw fail("code 1 packet with an odd payload of \(rest) bytes (two equal frames needed)")
@@ -158,7 +163,6 @@ public struct OpusPacketInfo: Hashable, Sendable {
             lastSize = rest / 2
             frameSizes?[0] = lastSize
         case 2:
-            count = 2
             let first = try readLength("code 2 first frame")
             guard first <= end - pos else {
                 throw fail("code 2 first frame of \(first) bytes exceeds the \(end - pos) bytes left")
@@ -166,14 +170,7 @@ public struct OpusPacketInfo: Hashable, Sendable {
             frameSizes?[0] = first
             lastSize = end - pos - first
         default:
-            guard pos < end else { throw fail("code 3 packet without its frame-count byte") }
-            let ch = packet[pos]
-            pos += 1
-            count = Int(ch & 0x3F)
-            guard count > 0 else { throw fail("code 3 packet declares 0 frames") }
-            guard count * frameSamples <= Self.maxSamplesAt48k else {
-                throw fail("code 3 packet of \(count) frames x \(frameSamples) samples exceeds 120 ms")
-            }
+            let ch = packet[1]   // the frame-count byte, read by OpusTOC
             if ch & 0x40 != 0 {
                 var p: Int
                 repeat {
@@ -209,15 +206,11 @@ public struct OpusPacketInfo: Hashable, Sendable {
                 if let frameSizes { for i in 0..<(count - 1) { frameSizes[i] = lastSize } }
             }
         }
-        guard lastSize <= Self.maxFrameBytes else {
-            throw fail("implicit frame of \(lastSize) bytes exceeds \(Self.maxFrameBytes)")
+        guard lastSize <= maxFrameBytes else {
+            throw fail("implicit frame of \(lastSize) bytes exceeds \(maxFrameBytes)")
         }
         frameSizes?[count - 1] = lastSize
-        self.toc = toc
-        self.frameCount = count
-        self.payloadOffset = pos
-        self.paddingLength = padding
-        self.hasVariableFrameSizes = (toc & 0x3) == 2 || vbr
+        return (pos, padding, vbr)
     }
 
     /// Parses a packet held in an array. See ``init(parsing:frameSizes:)``.

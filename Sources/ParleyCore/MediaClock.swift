@@ -20,6 +20,35 @@ public protocol MediaClock: Sendable {
     func sleep(until deadline: MonotonicTime)
 }
 
+extension MonotonicTime {
+    /// Reads `clock` (`clock_gettime`). The clocks used here exist on every Linux, and the
+    /// call's only other failure is a bad pointer, so a failure is a broken C library.
+    private static func read(_ clock: clockid_t) -> timespec {
+        var ts = timespec()
+        if case .failure(let e) = valueOrErrno(retryOnInterrupt: false, { clock_gettime(clock, &ts) }) {
+            preconditionFailure("clock_gettime(\(clock)) failed: \(e)")
+        }
+        return ts
+    }
+
+    /// The current `CLOCK_MONOTONIC` time.
+    public static func now() -> MonotonicTime {
+        let ts = read(CLOCK_MONOTONIC)
+        return MonotonicTime(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+    }
+
+    /// Seconds to add to a reading of ``now()`` to get this machine's wall clock as NTP seconds
+    /// (since 1900-01-01), read now: the `ntpOffset` a sender's RTCP reports need so that
+    /// receivers (ffmpeg, GStreamer, browsers) see real wall-clock times. Later wall-clock steps
+    /// (NTP corrections) do not move it, so a stream's mapping stays continuous.
+    public static func wallClockNTPOffset() -> Double {
+        let wall = read(CLOCK_REALTIME)
+        let mono = read(CLOCK_MONOTONIC)
+        let unix = Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
+        return unix + 2_208_988_800 - (Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9)
+    }
+}
+
 /// `CLOCK_MONOTONIC` with absolute-deadline sleeps (`clock_nanosleep(TIMER_ABSTIME)`): a late
 /// wake-up does not push later deadlines back, and a signal restarts the sleep.
 public struct SystemMediaClock: MediaClock {
@@ -31,7 +60,7 @@ public struct SystemMediaClock: MediaClock {
         guard deadline.nanoseconds > 0 else { return }
         var ts = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
                           tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        _ = zeroOrErrno { clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) }
     }
 }
 

@@ -1,6 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+// Pure Swift: the system clock's readings (`now()`, `wallClockNTPOffset()`) are in
+// MediaClock.swift, so the fuzz targets compile this file alone.
 
 /// A point on a monotonic clock, in nanoseconds from an arbitrary origin.
 ///
@@ -24,25 +23,6 @@ public struct MonotonicTime: Hashable, Comparable, Sendable, CustomStringConvert
 
     /// Milliseconds since the origin.
     @inlinable public var milliseconds: Double { Double(nanoseconds) / 1e6 }
-
-    /// The current `CLOCK_MONOTONIC` time.
-    public static func now() -> MonotonicTime {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return MonotonicTime(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
-    }
-
-    /// Seconds to add to a reading of ``now()`` to get this machine's wall clock as NTP seconds
-    /// (since 1900-01-01), read now: the `ntpOffset` a sender's RTCP reports need so that
-    /// receivers (ffmpeg, GStreamer, browsers) see real wall-clock times. Later wall-clock steps
-    /// (NTP corrections) do not move it, so a stream's mapping stays continuous.
-    public static func wallClockNTPOffset() -> Double {
-        var wall = timespec(), mono = timespec()
-        clock_gettime(CLOCK_REALTIME, &wall)
-        clock_gettime(CLOCK_MONOTONIC, &mono)
-        let unix = Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
-        return unix + 2_208_988_800 - (Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9)
-    }
 
     @inlinable public static func < (a: MonotonicTime, b: MonotonicTime) -> Bool {
         a.nanoseconds < b.nanoseconds

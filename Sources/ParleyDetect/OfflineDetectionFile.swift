@@ -40,7 +40,7 @@ extension OfflineDetectionError {
         case .empty:
             self.init(.empty, path: path, message: "empty file (0 bytes): no audio")
         case let .io(_, operation, code, message):
-            if code == ENOENT || code == ENOTDIR {
+            if code == .noSuchFile || code == .notADirectory {
                 self.init(.notFound, path: path, message: "no such file")
             } else {
                 self.init(.unreadable, path: path, message: "cannot \(operation): \(message)")

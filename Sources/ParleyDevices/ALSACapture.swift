@@ -1,4 +1,5 @@
 import CALSA
+import CALSAClockedPCM
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,16 +25,15 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     public typealias Failure = ALSAError
 
     /// The PCM name it was opened with.
-    public let pcmName: String
+    public var pcmName: String { stream.name }
     /// What the device agreed to.
-    public let setup: ALSAStreamSetup
+    public var setup: ALSAStreamSetup { stream.setup }
     /// Overruns and suspends recovered so far.
-    public private(set) var xruns = XRunCounters()
+    public var xruns: XRunCounters { stream.xruns }
     /// Samples per channel delivered so far.
     public private(set) var framesDelivered: UInt64 = 0
 
-    private var handle: PCMHandle
-    private let timeoutMilliseconds: Int
+    private var stream: PCMStream
 
     /// Opens `pcm` through alsa-lib's configuration (`~/.asoundrc`, `ALSA_CONFIG_PATH`, ...).
     public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
@@ -54,12 +54,7 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     }
 
     init(pcm: String, parameters: ALSAParameters, source: PCMSource) throws(ALSAError) {
-        let handle = try PCM.open(pcm, .capture, source)
-        self.setup = try PCM.configure(handle.raw, name: pcm, direction: .capture,
-                                       parameters: parameters, sample: Sample.self)
-        self.handle = handle
-        self.pcmName = pcm
-        self.timeoutMilliseconds = parameters.timeoutMilliseconds
+        stream = try PCMStream(pcm, .capture, source, parameters: parameters, sample: Sample.self)
     }
 
     public var format: AudioFormat { setup.format }
@@ -87,7 +82,7 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
         }
         try r.get()
         var delay: snd_pcm_sframes_t = 0
-        if snd_pcm_delay(handle.raw, &delay) < 0 || delay < 0 { delay = 0 }
+        if snd_pcm_delay(stream.raw, &delay) < 0 || delay < 0 { delay = 0 }
         let queued = Int64(delay) + Int64(frames)
         let now = MonotonicTime.now()
         frame.captureTime = now.advanced(byNanoseconds: -(queued * 1_000_000_000 / Int64(setup.format.sampleRate)))
@@ -106,40 +101,17 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     }
 
     private mutating func read(into base: UnsafeMutableRawPointer, frames: Int) throws(ALSAError) {
-        let pcm = handle.raw
         let frameBytes = MemoryLayout<Sample>.stride * setup.format.channels
-        // At most one buffer per call: plugins such as `file` (infile) cannot serve more.
-        let chunk = setup.bufferFrames
-        var done = 0
-        while done < frames {
-            let n = snd_pcm_readi(pcm, base + done * frameBytes, snd_pcm_uframes_t(min(chunk, frames - done)))
-            if n > 0 { done += n; continue }
-            var code = n
-            if n == 0 || n == -Int(EAGAIN) {
-                code = try PCM.wait(pcm, name: pcmName, timeoutMilliseconds: timeoutMilliseconds)
-                if code == 0 { continue }
-            }
-            if code == -Int(EINTR) { continue }
-            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
-                try PCM.recover(pcm, name: pcmName, code: code, direction: .capture, counters: &xruns)
-                continue
-            }
-            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: pcmName, operation: "snd_pcm_readi")
-        }
+        let pcm = stream.raw
+        try stream.transfer("snd_pcm_readi", frames: frames) { snd_pcm_readi(pcm, base + $0 * frameBytes, $1) }
     }
 
     /// Test hook: suspends a ``clocked(parameters:)`` PCM as system sleep would, so the next
     /// transfer meets `-ESTRPIPE` and exercises suspend recovery. Traps for other PCMs.
-    mutating func simulateSuspend() {
-        guard let context = handle.clockedContext else { preconditionFailure("only clocked PCMs can be suspended") }
-        _ = parley_clocked_pcm_suspend(context)
-    }
+    mutating func simulateSuspend() { stream.simulateSuspend() }
 
     /// Stops the stream and closes the PCM, reporting a failure to close.
     public consuming func close() throws(ALSAError) {
-        let name = pcmName
-        _ = snd_pcm_drop(handle.raw)
-        let r = handle.close()
-        if r < 0 { throw ALSAError.from(code: r, pcm: name, operation: "snd_pcm_close") }
+        try stream.close(dropping: true)
     }
 }

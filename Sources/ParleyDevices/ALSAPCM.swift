@@ -1,4 +1,5 @@
 import CALSA
+import CALSAClockedPCM
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,6 +97,62 @@ enum PCMSource {
     case clocked
 }
 
+/// One open, configured PCM stream: what ``ALSACapture`` and ``ALSAPlayback`` share (opening
+/// and configuring, the negotiated setup, transfers with xrun recovery, the suspend test hook,
+/// closing).
+struct PCMStream: ~Copyable {
+    /// The PCM name it was opened with.
+    let name: String
+    let direction: PCMDirection
+    /// What the device agreed to.
+    let setup: ALSAStreamSetup
+    let timeoutMilliseconds: Int
+    /// Xruns and suspends recovered so far.
+    private(set) var xruns = XRunCounters()
+    private var handle: PCMHandle
+
+    /// Opens `name` from `source` and configures it for `parameters` and `Sample`.
+    init<Sample: AudioSample>(_ name: String, _ direction: PCMDirection, _ source: PCMSource,
+                              parameters: ALSAParameters, sample: Sample.Type) throws(ALSAError) {
+        let handle = try PCM.open(name, direction, source)
+        self.setup = try PCM.configure(handle.raw, name: name, direction: direction,
+                                       parameters: parameters, sample: sample)
+        self.handle = handle
+        self.name = name
+        self.direction = direction
+        self.timeoutMilliseconds = parameters.timeoutMilliseconds
+    }
+
+    /// The alsa-lib PCM.
+    var raw: OpaquePointer { handle.raw }
+
+    /// Moves `frames` frames with `call` (see ``PCM/transfer(_:name:operation:direction:frames:chunk:timeoutMilliseconds:counters:_:)``).
+    mutating func transfer(_ operation: String, frames: Int,
+                           _ call: (_ offset: Int, _ count: snd_pcm_uframes_t) -> snd_pcm_sframes_t) throws(ALSAError) {
+        try PCM.transfer(handle.raw, name: name, operation: operation, direction: direction, frames: frames,
+                         chunk: setup.bufferFrames, timeoutMilliseconds: timeoutMilliseconds, counters: &xruns, call)
+    }
+
+    /// Recovers from the xrun or suspend `code` (a negative errno), counting it.
+    mutating func recover(code: Int) throws(ALSAError) {
+        try PCM.recover(handle.raw, name: name, code: code, direction: direction, counters: &xruns)
+    }
+
+    /// Suspends a clocked PCM as system sleep would. Traps for other PCMs (a test hook).
+    func simulateSuspend() {
+        guard let context = handle.clockedContext else { preconditionFailure("only clocked PCMs can be suspended") }
+        _ = parley_clocked_pcm_suspend(context)
+    }
+
+    /// Closes the PCM, first dropping what is queued if `dropping`; reports a failure to close.
+    consuming func close(dropping: Bool) throws(ALSAError) {
+        let name = self.name
+        if dropping { _ = snd_pcm_drop(handle.raw) }
+        let r = handle.close()
+        if r < 0 { throw ALSAError.from(code: r, pcm: name, operation: "snd_pcm_close") }
+    }
+}
+
 /// The shared open/configure/transfer code of ``ALSACapture`` and ``ALSAPlayback``.
 enum PCM {
     static func alsaFormat<Sample: AudioSample>(_: Sample.Type) -> (snd_pcm_format_t, String) {
@@ -115,13 +172,13 @@ enum PCM {
         switch source {
         case .name:
             op = "snd_pcm_open"
-            result = Syscall.retryingNegative { snd_pcm_open(&raw, name, direction.alsa, mode) }
+            result = valueOrNegatedErrno { snd_pcm_open(&raw, name, direction.alsa, mode) }
         case .tree(let tree):
             op = "snd_pcm_open_lconf"
-            result = Syscall.retryingNegative { snd_pcm_open_lconf(&raw, name, direction.alsa, mode, tree) }
+            result = valueOrNegatedErrno { snd_pcm_open_lconf(&raw, name, direction.alsa, mode, tree) }
         case .clocked:
             op = "parley_clocked_pcm_open"
-            result = Syscall.retryingNegative { parley_clocked_pcm_open(&raw, &context, name, direction.alsa, mode) }
+            result = valueOrNegatedErrno { parley_clocked_pcm_open(&raw, &context, name, direction.alsa, mode) }
         }
         switch result {
         case .success:
@@ -240,16 +297,46 @@ enum PCM {
     /// Waits until the PCM is ready (`snd_pcm_wait`); returns a negative code to recover
     /// from (xrun, suspend) or throws on timeout / hard error.
     static func wait(_ pcm: OpaquePointer, name: String, timeoutMilliseconds: Int) throws(ALSAError) -> Int {
-        while true {
-            let w = snd_pcm_wait(pcm, Int32(clamping: timeoutMilliseconds))
-            if w > 0 { return 0 }
-            if w == 0 {
-                throw ALSAError(kind: .timeout, code: 0, pcm: name, operation: "snd_pcm_wait",
-                                message: "no data within \(timeoutMilliseconds) ms")
+        switch valueOrNegatedErrno({ snd_pcm_wait(pcm, Int32(clamping: timeoutMilliseconds)) }) {
+        case .success(let ready) where ready > 0:
+            return 0
+        case .success:
+            throw ALSAError(kind: .timeout, code: 0, pcm: name, operation: "snd_pcm_wait",
+                            message: "no data within \(timeoutMilliseconds) ms")
+        case .failure(let e) where e == .brokenPipe || e == .streamsPipe:
+            return -Int(e.rawValue)
+        case .failure(let e):
+            throw ALSAError.from(code: -e.rawValue, pcm: name, operation: "snd_pcm_wait")
+        }
+    }
+
+    /// Moves `frames` frames through `pcm` with `call` (`snd_pcm_readi` or `snd_pcm_writei`
+    /// given a frame offset and a frame count, at most `chunk` frames a call: plugins such as
+    /// `file` cannot serve more than one buffer). Waits while the device is not ready and
+    /// recovers xruns and suspends, counting them. No allocation.
+    static func transfer(_ pcm: OpaquePointer, name: String, operation: String, direction: PCMDirection,
+                         frames: Int, chunk: Int, timeoutMilliseconds: Int, counters: inout XRunCounters,
+                         _ call: (_ offset: Int, _ count: snd_pcm_uframes_t) -> snd_pcm_sframes_t) throws(ALSAError) {
+        var done = 0
+        while done < frames {
+            var code: Int
+            switch valueOrNegatedErrno({ call(done, snd_pcm_uframes_t(min(chunk, frames - done))) }) {
+            case .success(let n) where n > 0:
+                done += n
+                continue
+            case .success:
+                code = try wait(pcm, name: name, timeoutMilliseconds: timeoutMilliseconds)
+            case .failure(let e) where e == .wouldBlock:
+                code = try wait(pcm, name: name, timeoutMilliseconds: timeoutMilliseconds)
+            case .failure(let e):
+                code = -Int(e.rawValue)
             }
-            if w == -EINTR { continue }
-            if w == -EPIPE || w == -ESTRPIPE { return Int(w) }
-            throw ALSAError.from(code: w, pcm: name, operation: "snd_pcm_wait")
+            if code == 0 { continue }
+            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
+                try recover(pcm, name: name, code: code, direction: direction, counters: &counters)
+                continue
+            }
+            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: name, operation: operation)
         }
     }
 }

@@ -1,4 +1,5 @@
 import CALSA
+import CALSAClockedPCM
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,16 +14,15 @@ import Glibc
 /// Threading: not copyable; use from one thread.
 public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
     /// The PCM name it was opened with.
-    public let pcmName: String
+    public var pcmName: String { stream.name }
     /// What the device agreed to.
-    public let setup: ALSAStreamSetup
+    public var setup: ALSAStreamSetup { stream.setup }
     /// Underruns and suspends recovered so far.
-    public private(set) var xruns = XRunCounters()
+    public var xruns: XRunCounters { stream.xruns }
     /// Samples per channel written so far.
     public private(set) var framesWritten: UInt64 = 0
 
-    private var handle: PCMHandle
-    private let timeoutMilliseconds: Int
+    private var stream: PCMStream
 
     /// Opens `pcm` through alsa-lib's configuration.
     public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
@@ -42,12 +42,7 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
     }
 
     init(pcm: String, parameters: ALSAParameters, source: PCMSource) throws(ALSAError) {
-        let handle = try PCM.open(pcm, .playback, source)
-        self.setup = try PCM.configure(handle.raw, name: pcm, direction: .playback,
-                                       parameters: parameters, sample: Sample.self)
-        self.handle = handle
-        self.pcmName = pcm
-        self.timeoutMilliseconds = parameters.timeoutMilliseconds
+        stream = try PCMStream(pcm, .playback, source, parameters: parameters, sample: Sample.self)
     }
 
     /// Queues all samples of `frame` (its format must equal the negotiated format).
@@ -67,60 +62,42 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
         let raw = UnsafeRawPointer(base)
         let frameBytes = MemoryLayout<Sample>.stride * channels
         let frames = samples.count / channels
-        let pcm = handle.raw
-        let chunk = setup.bufferFrames  // at most one buffer per call, as for capture
-        var done = 0
-        while done < frames {
-            let n = snd_pcm_writei(pcm, raw + done * frameBytes, snd_pcm_uframes_t(min(chunk, frames - done)))
-            if n > 0 { done += n; continue }
-            var code = n
-            if n == 0 || n == -Int(EAGAIN) {
-                code = try PCM.wait(pcm, name: pcmName, timeoutMilliseconds: timeoutMilliseconds)
-                if code == 0 { continue }
-            }
-            if code == -Int(EINTR) { continue }
-            if code == -Int(EPIPE) || code == -Int(ESTRPIPE) {
-                try PCM.recover(pcm, name: pcmName, code: code, direction: .playback, counters: &xruns)
-                continue
-            }
-            throw ALSAError.from(code: Int32(truncatingIfNeeded: code), pcm: pcmName, operation: "snd_pcm_writei")
-        }
+        let pcm = stream.raw
+        try stream.transfer("snd_pcm_writei", frames: frames) { snd_pcm_writei(pcm, raw + $0 * frameBytes, $1) }
         framesWritten &+= UInt64(frames)
     }
 
     /// Plays out everything queued, blocking until done (`snd_pcm_drain`). A stream that
     /// never reached its start threshold is started first.
     public mutating func drain() throws(ALSAError) {
-        let pcm = handle.raw
+        let pcm = stream.raw
         _ = snd_pcm_nonblock(pcm, 0)
         defer { _ = snd_pcm_nonblock(pcm, 1) }
         if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED && framesWritten > 0 {
             _ = snd_pcm_start(pcm)
         }
         while true {
-            let r = snd_pcm_drain(pcm)
-            if r >= 0 { return }
-            if r == -EINTR || r == -EAGAIN { continue }
-            if r == -EPIPE || r == -ESTRPIPE {
-                // An underrun at the very end: everything queued has been played.
-                try PCM.recover(pcm, name: pcmName, code: Int(r), direction: .playback, counters: &xruns)
+            switch valueOrNegatedErrno({ snd_pcm_drain(pcm) }) {
+            case .success:
                 return
+            case .failure(let e) where e == .wouldBlock:
+                continue
+            case .failure(let e) where e == .brokenPipe || e == .streamsPipe:
+                // An underrun at the very end: everything queued has been played.
+                try stream.recover(code: -Int(e.rawValue))
+                return
+            case .failure(let e):
+                throw ALSAError.from(code: -e.rawValue, pcm: pcmName, operation: "snd_pcm_drain")
             }
-            throw ALSAError.from(code: r, pcm: pcmName, operation: "snd_pcm_drain")
         }
     }
 
     /// Test hook: suspends a ``clocked(parameters:)`` PCM as system sleep would, so the next
     /// transfer meets `-ESTRPIPE` and exercises suspend recovery. Traps for other PCMs.
-    mutating func simulateSuspend() {
-        guard let context = handle.clockedContext else { preconditionFailure("only clocked PCMs can be suspended") }
-        _ = parley_clocked_pcm_suspend(context)
-    }
+    mutating func simulateSuspend() { stream.simulateSuspend() }
 
     /// Closes the PCM without draining (queued samples are dropped); reports a failure.
     public consuming func close() throws(ALSAError) {
-        let name = pcmName
-        let r = handle.close()
-        if r < 0 { throw ALSAError.from(code: r, pcm: name, operation: "snd_pcm_close") }
+        try stream.close(dropping: false)
     }
 }

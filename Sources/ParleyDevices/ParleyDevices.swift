@@ -9,6 +9,7 @@
 //   AudioCaptureStream / VideoCaptureStream
 //                                a capture thread feeding an AsyncStream with a bounded buffer
 //
-// Every device call goes through one internal layer (Syscall.swift) that retries EINTR and
-// turns -1/errno (or alsa-lib's negative errno) into a typed error.
+// Every device call goes through ParleyCore's one system-call layer (valueOrErrno and
+// valueOrNegatedErrno in ParleyCore/Syscall.swift), which retries EINTR and turns -1/errno
+// (or alsa-lib's negative errno) into an Errno.
 @_exported import ParleyCore

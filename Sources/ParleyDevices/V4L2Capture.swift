@@ -180,7 +180,7 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
         format.fmt.pix.height = UInt32(request.size.height)
         format.fmt.pix.pixelformat = i420
         format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
-        if case .failure(let e) = Syscall.retrying({ parley_v4l2_s_fmt(fd, &format) }) {
+        if case .failure(let e) = valueOrErrno({ parley_v4l2_s_fmt(fd, &format) }) {
             throw V4L2Error.from(e, device: device, operation: "VIDIOC_S_FMT")
         }
         guard format.fmt.pix.pixelformat == i420 else {
@@ -199,11 +199,11 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
         var fps = request.framesPerSecond
         var parm = v4l2_streamparm()
         parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        if case .success = Syscall.retrying({ parley_v4l2_g_parm(fd, &parm) }),
+        if case .success = valueOrErrno({ parley_v4l2_g_parm(fd, &parm) }),
            parm.parm.capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME) != 0 {
             let (num, den) = V4L2.fraction(for: request.framesPerSecond)
             parm.parm.capture.timeperframe = v4l2_fract(numerator: num, denominator: den)
-            if case .failure(let e) = Syscall.retrying({ parley_v4l2_s_parm(fd, &parm) }) {
+            if case .failure(let e) = valueOrErrno({ parley_v4l2_s_parm(fd, &parm) }) {
                 throw V4L2Error.from(e, device: device, operation: "VIDIOC_S_PARM")
             }
             let tpf = parm.parm.capture.timeperframe
@@ -221,7 +221,7 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
         req.count = UInt32(request.bufferCount)
         req.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         req.memory = V4L2_MEMORY_MMAP.rawValue
-        if case .failure(let e) = Syscall.retrying({ parley_v4l2_reqbufs(fd, &req) }) {
+        if case .failure(let e) = valueOrErrno({ parley_v4l2_reqbufs(fd, &req) }) {
             throw V4L2Error.from(e, device: device, operation: "VIDIOC_REQBUFS")
         }
         guard req.count >= 2 else {
@@ -237,7 +237,7 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
             buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             buf.memory = V4L2_MEMORY_MMAP.rawValue
             buf.index = UInt32(i)
-            if case .failure(let e) = Syscall.retrying({ parley_v4l2_querybuf(fd, &buf) }) {
+            if case .failure(let e) = valueOrErrno({ parley_v4l2_querybuf(fd, &buf) }) {
                 throw V4L2Error.from(e, device: device, operation: "VIDIOC_QUERYBUF")
             }
             let length = Int(buf.length)
@@ -248,11 +248,11 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
             }
             storage[i] = (address, length)
             handle.mappings = UnsafeMutableBufferPointer(rebasing: storage[0...i])
-            if case .failure(let e) = Syscall.retrying({ parley_v4l2_qbuf(fd, &buf) }) {
+            if case .failure(let e) = valueOrErrno({ parley_v4l2_qbuf(fd, &buf) }) {
                 throw V4L2Error.from(e, device: device, operation: "VIDIOC_QBUF")
             }
         }
-        if case .failure(let e) = Syscall.retrying({ parley_v4l2_streamon(fd, V4L2_BUF_TYPE_VIDEO_CAPTURE) }) {
+        if case .failure(let e) = valueOrErrno({ parley_v4l2_streamon(fd, V4L2_BUF_TYPE_VIDEO_CAPTURE) }) {
             throw V4L2Error.from(e, device: device, operation: "VIDIOC_STREAMON")
         }
         handle.streaming = true
@@ -278,11 +278,11 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
             buf = v4l2_buffer()
             buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             buf.memory = V4L2_MEMORY_MMAP.rawValue
-            switch Syscall.retrying({ parley_v4l2_dqbuf(fd, &buf) }) {
+            switch valueOrErrno({ parley_v4l2_dqbuf(fd, &buf) }) {
             case .success: break
             case .failure(.wouldBlock):
                 var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                switch Syscall.retrying({ poll(&pfd, 1, Int32(clamping: timeoutMilliseconds)) }) {
+                switch valueOrErrno({ poll(&pfd, 1, Int32(clamping: timeoutMilliseconds)) }) {
                 case .success(0):
                     throw V4L2Error(kind: .timeout, device: device, operation: "poll",
                                     detail: "no picture within \(timeoutMilliseconds) ms")
@@ -302,7 +302,7 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
         let complete = V4L2.copyI420(from: UnsafeRawBufferPointer(start: address, count: used),
                                      bytesPerLine: bytesPerLine, into: &frame)
         // Requeue before reporting anything, so the camera never runs out of buffers.
-        if case .failure(let e) = Syscall.retrying({ parley_v4l2_qbuf(fd, &buf) }) {
+        if case .failure(let e) = valueOrErrno({ parley_v4l2_qbuf(fd, &buf) }) {
             throw V4L2Error.from(e, device: device, operation: "VIDIOC_QBUF")
         }
         guard complete else {
@@ -338,7 +338,7 @@ enum V4L2 {
     /// Checks the path, then opens it through libv4l2 (non-blocking: reads wait in poll).
     static func open(_ device: String) throws(V4L2Error) -> Int32 {
         var st = stat()
-        if case .failure(let e) = Syscall.retrying({ stat(device, &st) }) {
+        if case .failure(let e) = valueOrErrno({ stat(device, &st) }) {
             throw V4L2Error.from(e, device: device, operation: "stat")
         }
         let type = st.st_mode & S_IFMT
@@ -346,7 +346,7 @@ enum V4L2 {
             throw V4L2Error(kind: .notACharacterDevice, device: device, operation: "stat",
                             detail: type == S_IFDIR ? "a directory" : (type == S_IFREG ? "a regular file" : "not a device node"))
         }
-        switch Syscall.retrying({ parley_v4l2_open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC) }) {
+        switch valueOrErrno({ parley_v4l2_open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC) }) {
         case .success(let fd): return fd
         case .failure(let e) where e == .inappropriateIOControl || e == .invalidArgument:
             // libv4l2's open queries the capabilities and fails when the node is not V4L2.
@@ -357,7 +357,7 @@ enum V4L2 {
 
     static func queryCapabilities(_ fd: Int32, device: String) throws(V4L2Error) -> V4L2Capabilities {
         var cap = v4l2_capability()
-        if case .failure(let e) = Syscall.retrying({ parley_v4l2_querycap(fd, &cap) }) {
+        if case .failure(let e) = valueOrErrno({ parley_v4l2_querycap(fd, &cap) }) {
             throw V4L2Error.from(e, device: device, operation: "VIDIOC_QUERYCAP")
         }
         let flags = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
@@ -373,7 +373,7 @@ enum V4L2 {
             var desc = v4l2_fmtdesc()
             desc.index = index
             desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            guard case .success = Syscall.retrying({ parley_v4l2_enum_fmt(fd, &desc) }) else { break }
+            guard case .success = valueOrErrno({ parley_v4l2_enum_fmt(fd, &desc) }) else { break }
             out.append(PixelFormatDescription(fourcc: fourcc(desc.pixelformat), description: string(desc.description),
                                               emulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0))
             index += 1
@@ -389,7 +389,7 @@ enum V4L2 {
             var e = v4l2_frmsizeenum()
             e.index = index
             e.pixel_format = pixelFormat
-            guard case .success = Syscall.retrying({ parley_v4l2_enum_framesizes(fd, &e) }) else { break }
+            guard case .success = valueOrErrno({ parley_v4l2_enum_framesizes(fd, &e) }) else { break }
             if e.type == V4L2_FRMSIZE_TYPE_DISCRETE.rawValue {
                 sizes.append(FrameSize(width: Int(e.discrete.width), height: Int(e.discrete.height)))
             } else {
@@ -413,7 +413,7 @@ enum V4L2 {
             e.pixel_format = pixelFormat
             e.width = UInt32(size.width)
             e.height = UInt32(size.height)
-            guard case .success = Syscall.retrying({ parley_v4l2_enum_frameintervals(fd, &e) }) else { break }
+            guard case .success = valueOrErrno({ parley_v4l2_enum_frameintervals(fd, &e) }) else { break }
             if e.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
                 rates.append(rate(e.discrete))
             } else {

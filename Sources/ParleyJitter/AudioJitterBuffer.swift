@@ -1,3 +1,7 @@
+#if canImport(ParleyRTP)
+import ParleyRTP
+#endif
+
 /// An adaptive audio jitter buffer: packets go in as they arrive (`put`), audio comes out on
 /// the receiver's clock (`get`, a pull model, one 10 or 20 ms frame per call).
 ///
@@ -45,14 +49,15 @@ public struct AudioJitterBuffer: Sendable {
 
     // Stream anchors (the newest packet), for unwrapping.
     private var hasStream = false
+    // RFC 3550 A.1 sequence validation without probation (the first packet starts the stream);
+    // a jump restarts only when the jumped-to packet's successor is the very next arrival.
+    private var sequenceValidator: RTPSequenceValidator
     private var highestSeq: Int64 = 0
-    private var highestSeq16: UInt16 = 0
     private var highestTs32: UInt32 = 0
     private var highestMedia: Int64 = 0
     private var highestArrival = 0.0
     private var firstSeq: Int64 = 0
     private var uniqueReceived = 0
-    private var probationSeq: UInt16?
     private var expectedEW = 0.0
     private var receivedEW = 0.0
 
@@ -92,6 +97,8 @@ public struct AudioJitterBuffer: Sendable {
         precondition(c.channels >= 1 && c.maximumPayloadBytes > 0 && c.packetMs > 0)
         precondition(c.quantile > 0 && c.quantile < 1 && c.minimumDelayMs <= c.maximumDelayMs)
         self.configuration = c
+        sequenceValidator = RTPSequenceValidator(maxDropout: c.maximumDropout, maxMisorder: c.maximumMisorder,
+                                                 probationPackets: 0, restartConfirmation: .nextArrival)
         mask = c.capacity - 1
         slotSeq = [Int64](repeating: -1, count: c.capacity)
         slotMedia = [Int64](repeating: 0, count: c.capacity)
@@ -162,44 +169,39 @@ public struct AudioJitterBuffer: Sendable {
 
         let useq: Int64
         var media: Int64
-        if !hasStream {
+        let verdict = sequenceValidator.validate(sequence)
+        switch verdict {
+        case .started:
             hasStream = true
             useq = 1 << 32
             media = 0
             firstSeq = useq
-            highestSeq = useq; highestSeq16 = sequence; highestTs32 = timestamp
+            highestSeq = useq; highestTs32 = timestamp
             highestMedia = 0; highestArrival = arr
             nextSeq = useq; nextTS = 0
-        } else {
-            let forward = Int(sequence &- highestSeq16)            // 0...65535
-            if forward < c.maximumDropout || forward > 65_536 - c.maximumMisorder {
-                probationSeq = nil
-                let delta = forward < c.maximumDropout ? forward : forward - 65_536
-                useq = highestSeq + Int64(delta)
-                let tsDelta = Int64(Int32(bitPattern: timestamp &- highestTs32))
-                media = highestMedia + tsDelta
-                if delta > 0 {
-                    let tsMs = Double(tsDelta) * 1000 / Double(c.clockRate)
-                    let elapsedMs = arr - highestArrival
-                    let nominalMs = Double(Int64(delta) * dur) * 1000 / Double(c.clockRate)
-                    if abs(tsMs - elapsedMs) > c.timestampJumpToleranceMs && abs(tsMs - nominalMs) > c.timestampJumpToleranceMs {
-                        media = highestMedia + max(Int64(delta) * dur, Int64(elapsedMs * Double(c.clockRate) / 1000))
-                        stats.resyncs += 1
-                    }
+        case .inOrder, .misordered:
+            let delta = verdict.offset ?? 0
+            useq = highestSeq + Int64(delta)
+            let tsDelta = Int64(Int32(bitPattern: timestamp &- highestTs32))
+            media = highestMedia + tsDelta
+            if delta > 0 {
+                let tsMs = Double(tsDelta) * 1000 / Double(c.clockRate)
+                let elapsedMs = arr - highestArrival
+                let nominalMs = Double(Int64(delta) * dur) * 1000 / Double(c.clockRate)
+                if abs(tsMs - elapsedMs) > c.timestampJumpToleranceMs && abs(tsMs - nominalMs) > c.timestampJumpToleranceMs {
+                    media = highestMedia + max(Int64(delta) * dur, Int64(elapsedMs * Double(c.clockRate) / 1000))
+                    stats.resyncs += 1
                 }
-            } else if probationSeq == sequence {
-                // RFC 3550 A.1: two packets in a row in the new sequence space: a restart.
-                probationSeq = nil
-                useq = highestSeq + 1
-                let elapsed = Int64(max(0, arr - highestArrival) * Double(c.clockRate) / 1000)
-                media = highestMedia + max(dur, elapsed)
-                stats.resyncs += 1
-                highestSeq16 = sequence &- 1   // so the anchors below line up
-            } else {
-                probationSeq = sequence &+ 1
-                stats.packetsDiscarded += 1
-                return .discarded(.strayPacket)
             }
+        case .restarted:
+            // RFC 3550 A.1: two packets in a row in the new sequence space: a restart.
+            useq = highestSeq + 1
+            let elapsed = Int64(max(0, arr - highestArrival) * Double(c.clockRate) / 1000)
+            media = highestMedia + max(dur, elapsed)
+            stats.resyncs += 1
+        case .jump, .probation:
+            stats.packetsDiscarded += 1
+            return .discarded(.strayPacket)
         }
 
         let seenIndex = Int(useq & Int64(seenMask))
@@ -223,7 +225,7 @@ public struct AudioJitterBuffer: Sendable {
         if receivedEW > expectedEW { receivedEW = expectedEW }
         if useq < firstSeq { firstSeq = useq }
         if useq > highestSeq || (highestSeq == useq) {
-            highestSeq = useq; highestSeq16 = sequence; highestTs32 = timestamp
+            highestSeq = useq; highestTs32 = timestamp
             highestMedia = media; highestArrival = arr
         }
         let mediaMs = self.mediaMs(media)

@@ -1,3 +1,7 @@
+#if canImport(ParleyRTP)
+import ParleyRTP
+#endif
+
 /// Settings of an ``AudioJitterBuffer``. Defaults suit Opus at 48 kHz in 20 ms packets,
 /// played out in 10 ms frames.
 public struct JitterBufferConfiguration: Sendable, Hashable {
@@ -49,10 +53,12 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
     public var capacity: Int = 256
     /// Largest payload accepted, bytes; larger ones are discarded.
     public var maximumPayloadBytes: Int = 1_500
-    /// A forward sequence jump beyond this starts RFC 3550 A.1 probation (restart detection).
-    public var maximumDropout: Int = 3_000
-    /// A backward sequence jump beyond this is a stray packet (or, confirmed, a restart).
-    public var maximumMisorder: Int = 100
+    /// A forward sequence jump of this many or more is a stray packet (or, confirmed, a
+    /// restart): RFC 3550 A.1 MAX_DROPOUT, ``RTPSequenceValidator/maxDropout`` by default.
+    public var maximumDropout: Int = RTPSequenceValidator.maxDropout
+    /// A packet this many or more behind the highest is a stray packet (or, confirmed, a
+    /// restart): RFC 3550 A.1 MAX_MISORDER, ``RTPSequenceValidator/maxMisorder`` by default.
+    public var maximumMisorder: Int = RTPSequenceValidator.maxMisorder
     /// A timestamp step differing from the arrival-time step by more than this, ms, is a
     /// timestamp jump (the media timeline is re-based); smaller ones are silence (DTX).
     public var timestampJumpToleranceMs: Double = 1_000

@@ -204,8 +204,10 @@ public enum NetworkSimulator {
 }
 
 // Elementary functions without Foundation (ParleyJitter stays dependency-free).
-#if canImport(Glibc)
+#if canImport(ParleyCore)
 import ParleyCore
+#endif
+#if canImport(Glibc)
 import Glibc
 @inline(__always) func _log(_ x: Double) -> Double { Glibc.log(x) }
 @inline(__always) func _cos(_ x: Double) -> Double { Glibc.cos(x) }

@@ -1,7 +1,9 @@
 /// One row of a network trace: a packet's 16-bit RTP sequence number, its send (media) time
 /// and its arrival time on the receiver's clock, or `nil` when it was lost.
 
+#if canImport(ParleyCore)
 import ParleyCore
+#endif
 
 public struct TraceRow: Sendable, Hashable {
     /// RTP sequence number (wraps at 65 536).

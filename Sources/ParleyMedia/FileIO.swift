@@ -1,22 +1,28 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ParleyCore
 
-/// Turns the current `errno` into a ``MediaFileError/io(path:operation:errno:message:)``.
-private func ioError(_ path: String, _ operation: String, _ code: Int32 = errno) -> MediaFileError {
-    .io(path: path, operation: operation, errno: code, message: String(cString: strerror(code)))
+/// `code` (by default the current `errno`) as a ``MediaFileError/io(path:operation:errno:message:)``.
+private func ioError(_ path: String, _ operation: String, _ code: Errno = .current) -> MediaFileError {
+    .io(path: path, operation: operation, errno: code, message: code.description)
+}
+
+/// Opens `path` with `flags` (and `mode` when creating), retrying `EINTR`; a directory is
+/// ``MediaFileError/notARegularFile(path:kind:)``, any other failure an `open` error.
+private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws(MediaFileError) -> Int32 {
+    switch valueOrErrno({ open(path, flags, mode) }) {
+    case .success(let fd): return fd
+    case .failure(let e) where e == .isDirectory: throw .notARegularFile(path: path, kind: "a directory")
+    case .failure(let e): throw ioError(path, "open", e)
+    }
 }
 
 /// Opens `path` for reading after checking it is a non-empty regular file.
 /// Throws ``MediaFileError/notARegularFile(path:kind:)`` for a directory, device, FIFO or socket
 /// and ``MediaFileError/empty(path:)`` for a zero-length file.
 func openRegularFileForReading(_ path: String) throws(MediaFileError) -> (fd: Int32, size: Int) {
-    var fd: Int32
-    repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
-    if fd < 0 {
-        if errno == EISDIR { throw .notARegularFile(path: path, kind: "a directory") }
-        throw ioError(path, "open")
-    }
+    let fd = try openFile(path, O_RDONLY | O_CLOEXEC)
     var st = stat()
     if fstat(fd, &st) != 0 {
         let e = ioError(path, "fstat")
@@ -62,10 +68,9 @@ public final class FileByteSource: ByteSource {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(MediaFileError) -> Int {
         if buffer.count == 0 { return 0 }
-        while true {
-            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if n >= 0 { return n }
-            if errno != EINTR { throw ioError(name, "read") }
+        switch valueOrErrno({ Glibc.read(fd, buffer.baseAddress, buffer.count) }) {
+        case .success(let n): return n
+        case .failure(let e): throw ioError(name, "read", e)
         }
     }
 
@@ -79,13 +84,7 @@ public final class FileByteSink: ByteSink {
 
     /// Creates or truncates `path` for writing.
     public init(path: String) throws(MediaFileError) {
-        var fd: Int32
-        repeat { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) } while fd < 0 && errno == EINTR
-        if fd < 0 {
-            if errno == EISDIR { throw .notARegularFile(path: path, kind: "a directory") }
-            throw ioError(path, "open")
-        }
-        self.fd = fd
+        self.fd = try openFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         self.name = path
     }
 
@@ -93,12 +92,10 @@ public final class FileByteSink: ByteSink {
         precondition(fd >= 0, "write after close")
         var done = 0
         while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError(name, "write")
+            switch valueOrErrno({ Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }) {
+            case .success(let n): done += n
+            case .failure(let e): throw ioError(name, "write", e)
             }
-            done += n
         }
     }
 
@@ -108,9 +105,10 @@ public final class FileByteSink: ByteSink {
 
     public func close() throws(MediaFileError) {
         guard fd >= 0 else { return }
-        let r = Glibc.close(fd)
+        // Not retried: after EINTR the descriptor is already released on Linux.
+        let r = valueOrErrno(retryOnInterrupt: false) { Glibc.close(fd) }
         fd = -1
-        if r != 0 && errno != EINTR { throw ioError(name, "close") }
+        if case .failure(let e) = r, e != .interrupted { throw ioError(name, "close", e) }
     }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
@@ -185,24 +183,22 @@ func readableCopy(of fd: Int32, name: String, temporaryDirectory: String?) throw
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
     defer { buffer.deallocate() }
     while true {
-        let n = Glibc.read(fd, buffer, chunk)
-        if n < 0 {
-            if errno == EINTR { continue }
-            let e = ioError(name, "read")
+        let n: Int
+        switch valueOrErrno({ Glibc.read(fd, buffer, chunk) }) {
+        case .success(let count): n = count
+        case .failure(let e):
             close(spool)
-            throw e
+            throw ioError(name, "read", e)
         }
         if n == 0 { break }
         var done = 0
         while done < n {
-            let w = Glibc.write(spool, buffer + done, n - done)
-            if w < 0 {
-                if errno == EINTR { continue }
-                let e = ioError(dir, "write a temporary copy of \(name) in")
+            switch valueOrErrno({ Glibc.write(spool, buffer + done, n - done) }) {
+            case .success(let w): done += w
+            case .failure(let e):
                 close(spool)
-                throw e
+                throw ioError(dir, "write a temporary copy of \(name) in", e)
             }
-            done += w
         }
         total += n
     }

@@ -1,4 +1,8 @@
-// Pure Swift (no C imports): compiled standalone by the fuzz targets in Fuzz/.
+// Pure Swift (no C imports): compiled standalone by the fuzz targets in Fuzz/ (with
+// ParleyCore's Errno.swift).
+#if canImport(ParleyCore)
+import ParleyCore
+#endif
 
 /// Why a media file could not be read or written. Every case names the file (its path, or a
 /// caller-given name for in-memory bytes) and, where it applies, the byte offset of the problem.
@@ -18,8 +22,8 @@ public enum MediaFileError: Error, Equatable, Sendable, CustomStringConvertible 
     case notARegularFile(path: String, kind: String)
     /// The file has zero bytes.
     case empty(path: String)
-    /// A system call failed: `operation` (e.g. "open"), the errno value and its message.
-    case io(path: String, operation: String, errno: Int32, message: String)
+    /// A system call failed: `operation` (e.g. "open"), its ``Errno`` and that errno's message.
+    case io(path: String, operation: String, errno: Errno, message: String)
     /// Float samples that are NaN or infinite: `count` of them, the first at sample frame
     /// `frame` (counted from the start of the stream).
     case nonFiniteSamples(path: String, frame: Int, count: Int)
@@ -41,7 +45,7 @@ public enum MediaFileError: Error, Equatable, Sendable, CustomStringConvertible 
         case let .empty(path):
             return "\(path): empty file (0 bytes)"
         case let .io(path, operation, errno, message):
-            return "\(path): \(operation) failed: \(message) (errno \(errno))"
+            return "\(path): \(operation) failed: \(message) (errno \(errno.rawValue))"
         case let .nonFiniteSamples(path, frame, count):
             return "\(path): \(count) NaN/infinite sample(s), first at frame \(frame)"
         case let .library(path, message):

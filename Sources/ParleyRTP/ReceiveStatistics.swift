@@ -50,23 +50,25 @@ public enum RTPSequenceVerdict: Equatable, Sendable {
 ///
 /// Threading: a value type; one per SSRC, used on the receiving thread.
 public struct RTPSourceStatistics: Sendable {
-    /// RFC 3550 A.1 defaults: a jump of at least 3000 is a dropout, 100 back is misordered,
-    /// 2 sequential packets end probation.
-    public static let maxDropout: UInt16 = 3000
-    public static let maxMisorder: UInt16 = 100
-    public static let minSequential = 2
+    /// RFC 3550 A.1 MAX_DROPOUT (``RTPSequenceValidator/maxDropout``).
+    public static let maxDropout = UInt16(RTPSequenceValidator.maxDropout)
+    /// RFC 3550 A.1 MAX_MISORDER (``RTPSequenceValidator/maxMisorder``).
+    public static let maxMisorder = UInt16(RTPSequenceValidator.maxMisorder)
+    /// RFC 3550 A.1 MIN_SEQUENTIAL (``RTPSequenceValidator/minSequential``).
+    public static let minSequential = RTPSequenceValidator.minSequential
 
+    /// The RTP clock rate, Hz.
     public let clockRate: Int
+    /// Sequence validation (RFC 3550 A.1, its defaults).
+    private var sequence = RTPSequenceValidator()
     /// Lowest sequence number of the current session (after probation or restart).
-    public private(set) var baseSequence: UInt16 = 0
+    public var baseSequence: UInt16 { sequence.baseSequence }
     /// Highest sequence number seen.
-    public private(set) var maxSequence: UInt16 = 0
+    public var maxSequence: UInt16 { sequence.highestSequence }
     /// Wraps of the sequence number times 65536.
-    public private(set) var cycles: UInt32 = 0
+    public var cycles: UInt32 { sequence.cycles }
     /// Packets accepted (excluding duplicates, which RFC 3550 would count).
     public private(set) var received: UInt32 = 0
-    private var badSeq: UInt32 = 65536 + 1
-    private var probationLeft: Int
     private var receivedPrior: UInt32 = 0
     private var expectedPrior: UInt32 = 0
     private var transit: Int64? = nil
@@ -75,24 +77,18 @@ public struct RTPSourceStatistics: Sendable {
     private var lastSRMiddle: UInt32 = 0
     private var lastSRArrival: Int64? = nil
     private var seen: [UInt64]  // bitmap of the last 1024 sequence numbers, for duplicates
+    /// What was counted so far.
     public private(set) var counters = RTPReceiveCounters()
 
     /// Creates the state for a new source; the first packet starts probation.
     public init(clockRate: Int) {
         precondition(clockRate > 0, "clock rate must be positive")
         self.clockRate = clockRate
-        self.probationLeft = Self.minSequential
         self.seen = [UInt64](repeating: 0, count: 16)
-        self.started = false
     }
 
-    private var started: Bool
-
-    private mutating func initSequence(_ seq: UInt16) {
-        baseSequence = seq
-        maxSequence = seq
-        badSeq = 65536 + 1
-        cycles = 0
+    /// The reception counts restart with the sequence (probation ended, or a restart).
+    private mutating func restartReception() {
         received = 0
         receivedPrior = 0
         expectedPrior = 0
@@ -134,51 +130,29 @@ public struct RTPSourceStatistics: Sendable {
     @discardableResult
     public mutating func update(sequenceNumber seq: UInt16, timestamp: UInt32,
                                 arrivalNanoseconds: Int64, payloadBytes: Int) -> RTPSequenceVerdict {
-        if !started {
-            started = true
-            initSequence(seq)
-            maxSequence = seq &- 1
-            probationLeft = Self.minSequential
-        }
-        let udelta = seq &- maxSequence
+        let previousMax = sequence.highestSequence
         var verdict = RTPSequenceVerdict.accepted
-        if probationLeft > 0 {
-            if seq == maxSequence &+ 1 {
-                probationLeft -= 1
-                maxSequence = seq
-                if probationLeft == 0 {
-                    initSequence(seq)
-                } else {
-                    counters.probation += 1
-                    return .probation
-                }
-            } else {
-                probationLeft = Self.minSequential - 1
-                maxSequence = seq
-                counters.probation += 1
-                return .probation
-            }
-        } else if udelta < Self.maxDropout {
-            if udelta == 0 {
+        switch sequence.validate(seq) {
+        case .probation:
+            counters.probation += 1
+            return .probation
+        case .started:
+            restartReception()
+        case .inOrder(let advance):
+            if advance == 0 {
                 counters.duplicates += 1
                 return .duplicate
             }
-            if seq < maxSequence { cycles &+= 65536 }
-            let prev = maxSequence
-            maxSequence = seq
-            markSeen(seq, previousMax: prev)
-        } else if udelta <= 65535 - Self.maxMisorder {
-            if UInt32(seq) == badSeq {
-                initSequence(seq)
-                transit = nil
-                counters.restarts += 1
-                verdict = .restarted
-            } else {
-                badSeq = UInt32(seq &+ 1)
-                counters.badSequence += 1
-                return .badSequence
-            }
-        } else {
+            markSeen(seq, previousMax: previousMax)
+        case .jump:
+            counters.badSequence += 1
+            return .badSequence
+        case .restarted:
+            restartReception()
+            transit = nil
+            counters.restarts += 1
+            verdict = .restarted
+        case .misordered:
             // Duplicate or reordered packet within MAX_MISORDER behind the highest.
             if isSeen(seq) {
                 counters.duplicates += 1
@@ -212,13 +186,13 @@ public struct RTPSourceStatistics: Sendable {
     }
 
     /// Highest sequence number with wraps: `cycles + maxSequence`.
-    public var extendedHighestSequence: UInt32 { cycles &+ UInt32(maxSequence) }
+    public var extendedHighestSequence: UInt32 { sequence.extendedHighestSequence }
 
     /// Packets expected since the base sequence number.
     public var expected: Int64 { Int64(extendedHighestSequence) - Int64(baseSequence) + 1 }
 
     /// Cumulative packets lost (expected - received); may be negative, as in RFC 3550.
-    public var cumulativeLost: Int64 { received == 0 && !started ? 0 : expected - Int64(received) }
+    public var cumulativeLost: Int64 { received == 0 && !sequence.hasStarted ? 0 : expected - Int64(received) }
 
     /// Jitter in milliseconds.
     public var jitterMilliseconds: Double { jitter * 1000 / Double(clockRate) }

@@ -5,6 +5,9 @@ import CSRTP
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(ParleyCore)
+import ParleyCore
+#endif
 
 /// An SRTP protection suite, named as in RFC 4568's `a=crypto:` lines and ffmpeg's
 /// `-srtp_out_suite`.
@@ -65,7 +68,7 @@ public enum SRTPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Key material of the wrong size for its suite.
     case wrongKeyLength(suite: SRTPSuite, expected: Int, got: Int)
     /// The system's random source failed while generating a key.
-    case randomSourceFailed(errno: Int32)
+    case randomSourceFailed(errno: Errno)
     /// libsrtp refused to start or to create a context (its status code).
     case setupFailed(status: Int32)
     /// A packet too short, not version 2, or with a header that overruns it.
@@ -85,7 +88,7 @@ public enum SRTPError: Error, Sendable, Equatable, CustomStringConvertible {
             "unknown SRTP suite '\(n)' (known: \(SRTPSuite.allCases.map(\.rawValue).joined(separator: ", ")))"
         case .malformedKey: "the SRTP key is not valid base64"
         case .wrongKeyLength(let s, let e, let g): "an SRTP key for \(s) has \(e) bytes of key and salt, not \(g)"
-        case .randomSourceFailed(let e): "the system random source failed (errno \(e))"
+        case .randomSourceFailed(let e): "the system random source failed: \(e) (errno \(e.rawValue))"
         case .setupFailed(let s): "libsrtp could not set up the context (status \(s))"
         case .malformedPacket(let n): "a malformed packet of \(n) bytes"
         case .bufferTooSmall(let n, let c): "the packet needs \(n) bytes of buffer, it has \(c)"
@@ -124,14 +127,13 @@ public struct SRTPKey: Sendable, Equatable, CustomStringConvertible, CustomDebug
         var bytes = [UInt8](repeating: 0, count: suite.keyMaterialLength)
         var filled = 0
         while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { raw in
-                getrandom(raw.baseAddress! + filled, raw.count - filled, 0)
+            let result = bytes.withUnsafeMutableBytes { raw in
+                valueOrErrno { getrandom(raw.baseAddress! + filled, raw.count - filled, 0) }
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .randomSourceFailed(errno: errno)
+            switch result {
+            case .success(let n): filled += n
+            case .failure(let e): throw .randomSourceFailed(errno: e)
             }
-            filled += n
         }
         return try SRTPKey(suite: suite, material: bytes)
     }

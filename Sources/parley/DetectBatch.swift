@@ -119,7 +119,7 @@ final class DetectListReader {
             file = f
         } else {
             guard let f = fopen(path, "r") else {
-                throw DetectOutputError(message: "cannot read the list \(path): \(String(cString: strerror(errno)))")
+                throw DetectOutputError(message: "cannot read the list \(path): \(Errno.current.description)")
             }
             file = f
         }
@@ -131,7 +131,7 @@ final class DetectListReader {
             let n = getdelim(&line, &capacity, delimiter, file)
             if n < 0 {
                 if ferror(file) != 0 {
-                    throw DetectOutputError(message: "cannot read the list \(path): \(String(cString: strerror(errno)))")
+                    throw DetectOutputError(message: "cannot read the list \(path): \(Errno.current.description)")
                 }
                 return nil
             }
@@ -331,23 +331,23 @@ private func detectHostTag() -> String {
 /// Writes `text` to `path`, flushed to the disk before it returns.
 private func writeSynced(_ text: String, to path: String) throws(DetectOutputError) {
     guard let f = fopen(path, "w") else {
-        throw DetectOutputError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        throw DetectOutputError(message: "cannot write \(path): \(Errno.current.description)")
     }
     let ok = text.utf8.withContiguousStorageIfAvailable { b in
         b.isEmpty || fwrite(b.baseAddress, 1, b.count, f) == b.count
     } ?? (fputs(text, f) >= 0)
     let flushed = fflush(f) == 0 && fsync(fileno(f)) == 0
-    let code = errno
+    let code = Errno.current
     fclose(f)
-    guard ok && flushed else { throw DetectOutputError(message: "cannot write \(path): \(String(cString: strerror(code)))") }
+    guard ok && flushed else { throw DetectOutputError(message: "cannot write \(path): \(code)") }
 }
 
 /// Flushes the file at `path` to the disk.
 private func syncFile(_ path: String) throws(DetectOutputError) {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw DetectOutputError(message: "cannot open \(path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else { throw DetectOutputError(message: "cannot open \(path): \(Errno.current.description)") }
     defer { close(fd) }
-    guard fsync(fd) == 0 else { throw DetectOutputError(message: "cannot sync \(path): \(String(cString: strerror(errno)))") }
+    guard fsync(fd) == 0 else { throw DetectOutputError(message: "cannot sync \(path): \(Errno.current.description)") }
 }
 
 /// `path<TAB>error` fields: backslash, tab, newline and CR escaped.
@@ -471,7 +471,7 @@ final class DetectFailedList: @unchecked Sendable {
         do throws(DetectOutputError) {
             try writeSynced(text, to: temporaryPath)
             guard rename(temporaryPath, path) == 0 else {
-                throw DetectOutputError(message: "cannot rename \(temporaryPath) to \(path): \(String(cString: strerror(errno)))")
+                throw DetectOutputError(message: "cannot rename \(temporaryPath) to \(path): \(Errno.current.description)")
             }
             dirty = false
         } catch {
@@ -680,7 +680,7 @@ private final class DetectBatchRun: @unchecked Sendable {
                 failed.fail(job.key, "partial: " + problems.joined(separator: "; "), durable: true)
             }
             guard rename(temp, final) == 0 else {
-                throw DetectOutputError(message: "cannot rename \(temp) to \(final): \(String(cString: strerror(errno)))")
+                throw DetectOutputError(message: "cannot rename \(temp) to \(final): \(Errno.current.description)")
             }
         } catch {
             unlink(temp)
@@ -706,7 +706,7 @@ private func removeStaleTemporaryFiles(in directory: String, host: String) {
         guard name.hasPrefix(prefix) else { continue }
         let rest = name.dropFirst(prefix.count)
         guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0 else { continue }
-        if kill(pid, 0) != 0 && errno == ESRCH {
+        if case .failure(let e) = valueOrErrno(retryOnInterrupt: false, { kill(pid, 0) }), e == .noSuchProcess {
             unlink(directory + "/" + name)
         }
     }

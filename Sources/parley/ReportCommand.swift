@@ -3,6 +3,7 @@
 // recordings can be read at a glance.
 
 import Foundation
+import ParleyCore
 
 /// `parley report`.
 let reportCommand = Command(

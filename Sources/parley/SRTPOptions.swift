@@ -81,20 +81,21 @@ struct SDPFileError: Error, CustomStringConvertible {
 
 /// Writes `text` to `path`, mode 0600 (an SDP may hold a key), replacing the file.
 func writePrivateFile(_ text: String, to path: String) throws(SDPFileError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw SDPFileError(description: "\(path): \(String(cString: strerror(errno)))") }
+    let fd: Int32
+    switch valueOrErrno({ open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }) {
+    case .success(let opened): fd = opened
+    case .failure(let e): throw SDPFileError(description: "\(path): \(e)")
+    }
     defer { close(fd) }
     // An existing file keeps its mode through O_CREAT: set it.
-    guard fchmod(fd, 0o600) == 0 else { throw SDPFileError(description: "\(path): \(String(cString: strerror(errno)))") }
+    if case .failure(let e) = valueOrErrno({ fchmod(fd, 0o600) }) { throw SDPFileError(description: "\(path): \(e)") }
     let bytes = Array(text.utf8)
     var done = 0
     while done < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            throw SDPFileError(description: "\(path): \(String(cString: strerror(errno)))")
+        switch bytes.withUnsafeBytes({ b in valueOrErrno { write(fd, b.baseAddress! + done, b.count - done) } }) {
+        case .success(let n): done += n
+        case .failure(let e): throw SDPFileError(description: "\(path): \(e)")
         }
-        done += n
     }
 }
 

@@ -16,7 +16,7 @@ struct MediaFileError: Error, CustomStringConvertible {
 
 /// Reads a whole file.
 func readWholeFile(_ path: String) throws(MediaFileError) -> [UInt8] {
-    guard let f = fopen(path, "rb") else { throw MediaFileError(path: path, reason: String(cString: strerror(errno))) }
+    guard let f = fopen(path, "rb") else { throw MediaFileError(path: path, reason: Errno.current.description) }
     defer { fclose(f) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)

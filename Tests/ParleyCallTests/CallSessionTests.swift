@@ -136,7 +136,7 @@ private final class FileSender {
 @Test func undeclaredSSRCsJoinOnTheirFirstPacket() throws {
     let clock = VirtualMediaClock()
     let session = CallSession(clock: clock)
-    let link = SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 5), seed: 1)
+    let link = try SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 5), seed: 1)
     let id = session.addTransport(link)
     var handle = session.transportHandle(id)
     var c = AudioSendConfiguration()
@@ -228,7 +228,7 @@ private final class FileSender {
     var settings = CallSessionConfiguration()
     settings.maximumRemotes = 4
     let session = CallSession(configuration: settings, clock: clock)
-    let id = session.addTransport(SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3))
+    let id = try session.addTransport(SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3))
     var handle = session.transportHandle(id)
     var rng = SystemRandomNumberGenerator()
     let scheduler = MediaScheduler(clock: clock)

@@ -60,7 +60,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     var tone = ToneSource<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
                                  seconds: 2, framesPerRead: 320, clock: clock)
     var sender = try AudioSendPipeline()
-    var link = SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 10), seed: 1)
+    var link = try SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 10), seed: 1)
     var configuration = AudioReceiveConfiguration()
     configuration.callStartNTP = sender.ntpOffset + 1
     var receiver = try AudioReceivePipeline(configuration: configuration,
@@ -110,7 +110,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
     let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
     var sender = try AudioSendPipeline()
-    var link = SimulatedLink(scenario: .room(lossPercent: 3, jitterMs: 20), seed: 5)
+    var link = try SimulatedLink(scenario: .room(lossPercent: 3, jitterMs: 20), seed: 5)
     var local = AudioReceiveConfiguration()
     local.callStartNTP = sender.ntpOffset + 1
     var remote = local
@@ -177,7 +177,7 @@ func mediaTimesStayMonotonicOverAJitteryLink(seed: UInt64) throws {
     let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
     let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
     var sender = try AudioSendPipeline()
-    var link = SimulatedLink(scenario: .room(lossPercent: 5, jitterMs: 30), seed: seed)
+    var link = try SimulatedLink(scenario: .room(lossPercent: 5, jitterMs: 30), seed: seed)
     var configuration = AudioReceiveConfiguration()
     configuration.callStartNTP = sender.ntpOffset + 1
     var receiver = try AudioReceivePipeline(configuration: configuration,

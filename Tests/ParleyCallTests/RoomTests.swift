@@ -181,11 +181,11 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     #expect(frames == 10 && receiver.statistics.bufferingFrames == 10, "\(receiver.statistics)")
 }
 
-@Test func simulatedLinkIsDeterministicAppliesLossAndRefusesWhenFull() {
+@Test func simulatedLinkIsDeterministicAppliesLossAndRefusesWhenFull() throws {
     var scenario = NetworkScenario.room(lossPercent: 20, jitterMs: 15)
     scenario.duplicateProbability = 0.05
-    func run(_ seed: UInt64, capacity: Int = 512) -> (LinkStatistics, [Int64]) {
-        var link = SimulatedLink(scenario: scenario, seed: seed, capacity: capacity)
+    func run(_ seed: UInt64, capacity: Int = 512) throws -> (LinkStatistics, [Int64]) {
+        var link = try SimulatedLink(scenario: scenario, seed: seed, capacity: capacity)
         var arrivals: [Int64] = []
         let packet = [UInt8](repeating: 0x80, count: 100)
         for k in 0..<2_000 {
@@ -196,15 +196,33 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
         link.receive(until: MonotonicTime(nanoseconds: .max)) { _, a in arrivals.append(a.nanoseconds) }
         return (link.statistics, arrivals)
     }
-    let (a, arrivalsA) = run(5)
-    let (b, arrivalsB) = run(5)
+    let (a, arrivalsA) = try run(5)
+    let (b, arrivalsB) = try run(5)
     #expect(a == b && arrivalsA == arrivalsB)
     #expect(arrivalsA == arrivalsA.sorted())               // delivered in arrival order
     #expect(Double(a.lost) / 2_000 > 0.15 && Double(a.lost) / 2_000 < 0.25)
     #expect(a.duplicated > 40)
     #expect(a.delivered == a.sent - a.lost + a.duplicated)
-    let (full, _) = run(5, capacity: 2)                    // 40 ms base delay > 2 packet slots
+    let (full, _) = try run(5, capacity: 2)                // 40 ms base delay > 2 packet slots
     #expect(full.refused > 0)
+}
+
+@Test func simulatedLinkRejectsSizesOutOfRangeWithoutTrapping() {
+    let scenario = NetworkScenario.room(lossPercent: 0, jitterMs: 0)
+    #expect(throws: SimulatedLinkError(argument: "capacity", value: 0, reason: "must be positive")) {
+        _ = try SimulatedLink(scenario: scenario, seed: 1, capacity: 0)
+    }
+    #expect(throws: SimulatedLinkError(argument: "maximumDatagram", value: -1, reason: "must be positive")) {
+        _ = try SimulatedLink(scenario: scenario, seed: 1, maximumDatagram: -1)
+    }
+    #expect(throws: SimulatedLinkError(argument: "chunkPackets", value: 0, reason: "must be positive")) {
+        _ = try SimulatedLink(scenario: scenario, seed: 1, chunkPackets: 0)
+    }
+    #expect(throws: SimulatedLinkError.self) {
+        _ = try SimulatedLink(scenario: scenario, seed: 1, capacity: Int.max / 2, maximumDatagram: 4)
+    }
+    #expect("\(SimulatedLinkError(argument: "capacity", value: 0, reason: "must be positive"))"
+            == "SimulatedLink: capacity 0 must be positive")
 }
 
 @Test func videoParticipantIsShownInLipSyncOverALossyNetwork() throws {

@@ -36,8 +36,8 @@ private struct ImpairedLink: PacketTransport {
     var deliveredLater = Set<UInt16>()
     var dropped = 0
 
-    init(scenario: NetworkScenario, seed: UInt64, origin: MonotonicTime, lossAt: @escaping @Sendable (Double) -> Double) {
-        link = SimulatedLink(scenario: scenario, seed: seed, capacity: 2048)
+    init(scenario: NetworkScenario, seed: UInt64, origin: MonotonicTime, lossAt: @escaping @Sendable (Double) -> Double) throws {
+        link = try SimulatedLink(scenario: scenario, seed: seed, capacity: 2048)
         rng = Xoshiro256(seed: seed ^ 0xF00D)
         self.lossAt = lossAt
         self.origin = origin
@@ -98,9 +98,9 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
     let start = MonotonicTime(seconds: 100)
     var scenario = NetworkScenario.room(lossPercent: 0, jitterMs: setup.jitterMs, baseDelayMs: setup.oneWayDelayMs, packetMs: 10)
     scenario.name = "video-feedback"
-    var forward = ImpairedLink(scenario: scenario, seed: setup.seed, origin: start, lossAt: setup.forwardLoss)
+    var forward = try ImpairedLink(scenario: scenario, seed: setup.seed, origin: start, lossAt: setup.forwardLoss)
     forward.alwaysDrop = setup.dropForward
-    var backward = ImpairedLink(scenario: scenario, seed: setup.seed &+ 77, origin: start, lossAt: setup.backwardLoss)
+    var backward = try ImpairedLink(scenario: scenario, seed: setup.seed &+ 77, origin: start, lossAt: setup.backwardLoss)
     let w = pictures[0].width, h = pictures[0].height
     var sender = try VideoSendPipeline(width: w, height: h, framesPerSecond: 30, bitrateKbps: setup.bitrateKbps,
                                        ssrc: 0x5649_4430, firstTimestamp: firstTimestamp, ntpOffset: 3_900_000_000,
@@ -276,7 +276,7 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
 
         // Random bytes, and random bodies behind a valid RR header, at the sender's feedback input.
         var sender = try VideoSendPipeline(width: 64, height: 48, framesPerSecond: 30, ssrc: 7, ntpOffset: 0)
-        var link = ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
+        var link = try ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
         var rng = Xoshiro256(seed: 11)
         var valid = 0
         for k in 0..<20_000 {
@@ -317,7 +317,7 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
 
     @Test func keyframesForPLIsAreRateLimited() throws {
         var sender = try VideoSendPipeline(width: 64, height: 48, framesPerSecond: 30, ssrc: 7, ntpOffset: 0)
-        var link = ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
+        var link = try ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
         let pli = try RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1)),
                                                .pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 1, mediaSSRC: 7))])
         let other = try RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1)),

@@ -1,7 +1,8 @@
-// JSON string literals for the command-line outputs (detect --format json, room --events).
+// JSON string literals for the package's JSON outputs: the parley CLI (detect --format json,
+// room --events, report) and parley-bench --json. Package-visible, not public API.
 
 /// A JSON string literal.
-func jsonString(_ s: String) -> String {
+package func jsonString(_ s: String) -> String {
     var out = "\""
     for ch in s.unicodeScalars {
         switch ch {
@@ -23,6 +24,6 @@ func jsonString(_ s: String) -> String {
 }
 
 /// A JSON string literal, or `null` for nil.
-func jsonString(_ s: String?) -> String {
+package func jsonString(_ s: String?) -> String {
     s.map { jsonString($0) } ?? "null"
 }

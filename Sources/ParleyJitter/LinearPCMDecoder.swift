@@ -1,6 +1,8 @@
 // A real codec for the jitter buffer's tests and benchmarks: linear PCM.
 
+#if canImport(ParleyCore)
 import ParleyCore
+#endif
 
 /// A decoder for linear 16-bit PCM payloads (RTP "L16", RFC 3551, but little-endian host
 /// order), with a pitch-repeating concealment that fades out over 60 ms and no FEC.
