@@ -486,6 +486,11 @@ public final class CallSession {
     /// transports are read (see ``VideoSendPipeline``). The video stops when its source ends or
     /// fails (``localVideoFailure``) and when the local participant's audio ends.
     ///
+    /// The session paces the reads, so a source that returns at once and stamps the picture
+    /// when read (``ClockedVideoSource`` over a file or generator) suits it best. A source that
+    /// paces itself (``PacedVideoSource``, a camera) holds the call's thread until its picture
+    /// is captured or due.
+    ///
     /// Over ``SRTPTransport`` the send context must allow retransmission (its
     /// `allowRetransmission`) for the resends to go out.
     /// - Throws: ``CallSessionError`` (a second local video, a session already started, an

@@ -167,12 +167,12 @@ private func call(_ o: CallOptions) throws -> Int32 {
     let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
 
     // The camera, opened first: the offer gives its size and rate, and a missing one fails now.
-    var fileCamera: PacedVideoSource<LoopingY4MProvider>?
+    var fileCamera: ClockedVideoSource<LoopingY4MProvider>?
     var deviceCamera: V4L2Capture?
     var camera: (width: Int, height: Int, fps: Double)?
     switch o.video {
     case .file(let path):
-        let source = PacedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
+        let source = ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
         camera = (source.width, source.height, source.framesPerSecond)
         fileCamera = consume source
     case .device(let path):
