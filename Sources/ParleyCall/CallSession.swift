@@ -746,7 +746,8 @@ public final class CallSession {
         let ssrc = UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
         var route = bySSRC[ssrc]
         // Feedback about the local video goes to its sender (answered once the transports are
-        // read); it still shows that its sender is there.
+        // read); it still shows that its sender is there. A sender report carrying it also goes
+        // on to its remote (its audio or video mapping).
         if rtcp, let v = localVideo, Self.isFeedback(bytes, about: v.sender.ssrc) {
             statistics.videoFeedback += 1
             if v.heldCount < v.heldLength.count, bytes.count <= RTPLimits.maximumDatagramSize {
@@ -760,8 +761,10 @@ public final class CallSession {
             } else {
                 statistics.videoFeedbackDropped += 1
             }
-            if let route { remotes[route.remote].lastArrival = arrival }
-            return
+            if bytes[1] != RTCPPacket.senderReportType || route == nil {
+                if let route { remotes[route.remote].lastArrival = arrival }
+                return
+            }
         }
         if route == nil {
             guard configuration.admitsUndeclaredRemotes else { statistics.unknownSSRC += 1; return }
