@@ -89,6 +89,11 @@ public struct CallSessionStatistics: Sendable, Hashable {
     public var refusedRemotes = 0
     /// RTCP BYE packets taken.
     public var byes = 0
+    /// RTCP feedback datagrams about the local video (receiver reports, NACKs, PLIs) taken for
+    /// its sender, and those dropped because more arrived in one playout frame than the
+    /// session holds (``CallSession/feedbackSlots``).
+    public var videoFeedback = 0
+    public var videoFeedbackDropped = 0
     public init() {}
 }
 
@@ -109,6 +114,8 @@ public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible
     case video(String)
     /// The local participant's source does not deliver mono audio at the send rate.
     case localFormat(expected: AudioFormat, got: AudioFormat)
+    /// The session already has a local video.
+    case localVideoAlreadyAdded
 
     public var description: String {
         switch self {
@@ -119,6 +126,7 @@ public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible
         case .alreadyStarted: "the call has started: add transports and the local participant before it does"
         case .video(let m): "video: \(m)"
         case .localFormat(let e, let g): "the local source delivers \(g); the send pipeline takes \(e) (resample or mix it down first)"
+        case .localVideoAlreadyAdded: "the call already has a local video"
         }
     }
 }
@@ -142,7 +150,8 @@ public enum CallTransportRole: Sendable, Hashable {
     /// Where the session sends its RTCP feedback about one remote participant's video
     /// (receiver reports, generic NACKs, PLIs: ``VideoReceivePipeline/sendFeedback(at:over:)``)
     /// after each playout frame; never read by the session. Without one, that video gets no
-    /// feedback.
+    /// feedback. In a real call it is the socket the remote's media arrive on, given this
+    /// role too with ``CallSession/addRole(_:to:)``.
     case videoFeedback(of: ParticipantID)
 }
 
@@ -231,6 +240,53 @@ final class CaptureBox<S: AudioCaptureSource<Int16> & ~Copyable> {
     init(_ source: consuming S, frame: AudioFrame<Int16>) { self.source = source; self.frame = frame }
 }
 
+final class VideoCaptureBox<S: VideoCaptureSource & ~Copyable> {
+    var source: S
+    init(_ source: consuming S) { self.source = source }
+}
+
+/// Settings of the local participant's video (``CallSession/addLocalVideo(source:configuration:sendingOn:)``).
+public struct LocalVideoConfiguration: Sendable, Hashable {
+    /// SSRC of the video stream (its own, not the audio's). A real call picks it at random.
+    public var ssrc: UInt32 = 0x5649_4430
+    /// RTP payload type. Default 96.
+    public var payloadType: UInt8 = VP8RTP.defaultPayloadType
+    /// RTP timestamp of the first picture (random in a real call).
+    public var firstTimestamp: UInt32 = 0
+    /// VP8 target bitrate, kbit/s, also the ceiling of the loss-adapted bitrate. Default 300.
+    public var bitrateKbps = 300
+    /// How the sender answers the receiver's RTCP feedback (NACK, PLI, receiver reports).
+    public var feedback = VideoSendFeedbackConfiguration()
+
+    /// The defaults described on each property.
+    public init() {}
+}
+
+/// The local participant's video: its source, sender, and the feedback held for it.
+final class SessionLocalVideo {
+    var sender: VideoSendPipeline
+    let transport: SessionTransport
+    let framesPerSecond: Double
+    let read: (inout VideoFrame) throws -> Bool
+    var frame: VideoFrame
+    var ended = false
+    /// Feedback datagrams taken while a transport was being read, answered once it is not (a
+    /// resend cannot go out on a transport in the middle of its receive): fixed slots.
+    var held: [UInt8]
+    var heldLength: [Int]
+    var heldArrival: [MonotonicTime]
+    var heldCount = 0
+
+    init(sender: consuming VideoSendPipeline, transport: SessionTransport, framesPerSecond: Double, frame: VideoFrame,
+         slots: Int, read: @escaping (inout VideoFrame) throws -> Bool) {
+        self.sender = sender; self.transport = transport; self.framesPerSecond = framesPerSecond
+        self.frame = frame; self.read = read
+        held = [UInt8](repeating: 0, count: slots * RTPLimits.maximumDatagramSize)
+        heldLength = [Int](repeating: 0, count: slots)
+        heldArrival = [MonotonicTime](repeating: .zero, count: slots)
+    }
+}
+
 /// One call as a client app sees it: the grid of participants and who is talking.
 ///
 /// - **Remote participants** arrive over any number of ``PacketTransport``s (a
@@ -245,6 +301,10 @@ final class CaptureBox<S: AudioCaptureSource<Int16> & ~Copyable> {
 /// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
 ///   from any ``AudioCaptureSource`` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
+/// - **The local participant's video** (``addLocalVideo(source:configuration:sendingOn:)``):
+///   pictures from any ``VideoCaptureSource`` at its frame rate, VP8 over RTP on its own SSRC,
+///   answering the RTCP feedback that comes back about it (NACKs with resends, PLIs with
+///   keyframes, receiver reports with the bitrate) on any of the session's transports.
 /// - **Events**: joined/left, muted/unmuted, video on/off, talking started/stopped (with
 ///   level and reason), the dominant speaker (among the remote participants: the one a grid
 ///   enlarges), statistics, through ``events`` (an async sequence
@@ -272,6 +332,10 @@ public final class CallSession {
     /// Called with every remote participant's played-out audio (10 ms frames at
     /// ``AudioReceiveConfiguration/sampleRate``), e.g. to mix it to a speaker or a file.
     public var onAudio: ((ParticipantID, UnsafeBufferPointer<Int16>) -> Void)?
+    /// Called with every remote participant's video picture when it is shown (in sync with
+    /// its audio), e.g. to draw it or write it to a file. The picture is the receiver's: copy
+    /// it to keep it.
+    public var onVideo: ((ParticipantID, VideoFrame) -> Void)?
     /// Called before each statistics event is published, so that a harness that knows the
     /// sender's side (a simulation) can fill in the figures a receiver cannot see.
     public var refineStatistics: ((ParticipantID, inout ParticipantAudioStatistics) -> Void)?
@@ -284,6 +348,8 @@ public final class CallSession {
     /// Why the local participant's capture stopped, if its source failed (an ALSA error, an
     /// unreadable file); the local participant then sends no more.
     public private(set) var localFailure: (any Error)?
+    /// Why the local video stopped, if its source failed; the call goes on without it.
+    public private(set) var localVideoFailure: (any Error)?
     /// Whether the session has ended (``stop()``, or everyone left with
     /// ``CallSessionConfiguration/endsWhenEveryoneLeft``).
     public private(set) var isFinished = false
@@ -293,6 +359,8 @@ public final class CallSession {
     /// SSRC -> (remote index, is video), for the demultiplexer; capacity reserved up front.
     private var bySSRC: [UInt32: (remote: Int, video: Bool)] = [:]
     private var local: SessionLocal?
+    private var localVideo: SessionLocalVideo?
+    private var videoID: MediaScheduler.StreamID?
     private var speaker: ActiveSpeakerDetector<ParticipantID>
     private var scheduler: MediaScheduler?
     private var playoutID: MediaScheduler.StreamID?
@@ -339,7 +407,10 @@ public final class CallSession {
         for ssrc in [remote.audioSSRC] + (remote.video.map { [$0.ssrc] } ?? []) where bySSRC[ssrc] != nil {
             throw CallSessionError.duplicateSSRC(ssrc)
         }
-        if let l = local, l.sender.configuration.ssrc == remote.audioSSRC { throw CallSessionError.duplicateSSRC(remote.audioSSRC) }
+        for ssrc in [remote.audioSSRC] + (remote.video.map { [$0.ssrc] } ?? [])
+        where local?.sender.configuration.ssrc == ssrc || localVideo?.sender.ssrc == ssrc {
+            throw CallSessionError.duplicateSSRC(ssrc)
+        }
         let r = try SessionRemote(name: remote.name, audioSSRC: remote.audioSSRC, configuration: configuration.receive)
         if let v = remote.video {
             do { r.video = try SessionRemoteVideo(v) } catch { throw CallSessionError.video("\(error)") }
@@ -356,6 +427,17 @@ public final class CallSession {
         attachTransports()
         speaker.join(r.name)
         emit(CallEvent(time: mediaTime, participant: r.name, kind: .joined))
+    }
+
+    /// Gives a transport already added another role as well: a real call's one UDP socket
+    /// carries the remote's media (``CallTransportRole/shared``) and takes the feedback about
+    /// its video (``CallTransportRole/videoFeedback(of:)``). The session reads each transport
+    /// once per playout frame whatever its roles.
+    /// - Throws: ``CallSessionError/unknownTransport``.
+    public func addRole(_ role: CallTransportRole, to transport: CallTransportID) throws(CallSessionError) {
+        guard transport.index >= 0, transport.index < transports.count else { throw .unknownTransport }
+        transports.append((transports[transport.index].box, role))
+        attachTransports()
     }
 
     /// Ties the transports with a remote's role to that remote.
@@ -384,7 +466,7 @@ public final class CallSession {
         guard sendID == nil else { throw CallSessionError.alreadyStarted }
         guard transport.index >= 0, transport.index < transports.count else { throw CallSessionError.unknownTransport }
         guard !remotes.contains(where: { $0.name == name && !$0.left }) else { throw CallSessionError.duplicateName(name) }
-        guard bySSRC[send.ssrc] == nil else { throw CallSessionError.duplicateSSRC(send.ssrc) }
+        guard bySSRC[send.ssrc] == nil, localVideo?.sender.ssrc != send.ssrc else { throw CallSessionError.duplicateSSRC(send.ssrc) }
         let format = AudioFormat(sampleRate: send.sampleRate, channels: 1)
         guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
         let sender = try AudioSendPipeline(configuration: send)
@@ -394,6 +476,64 @@ public final class CallSession {
         }
         emit(CallEvent(time: mediaTime, participant: name, kind: .joined))
     }
+
+    /// Adds the local participant's video: pictures are read from `source` at its frame rate
+    /// (the newest due picture when the call is late: a late picture is skipped, not queued),
+    /// VP8-encoded and sent over RTP (RFC 7741) on the transport `sendingOn`, with RTCP sender
+    /// reports on the same NTP clock as the audio so that the receiver can put them in sync.
+    /// RTCP feedback about the video's SSRC that arrives on any transport (generic NACKs, PLIs,
+    /// report blocks) is taken from the demultiplexer and answered by the sender after the
+    /// transports are read (see ``VideoSendPipeline``). The video stops when its source ends or
+    /// fails (``localVideoFailure``) and when the local participant's audio ends.
+    ///
+    /// The session paces the reads, so a source that returns at once and stamps the picture
+    /// when read (``ClockedVideoSource`` over a file or generator) suits it best. A source that
+    /// paces itself (``PacedVideoSource``, a camera) holds the call's thread until its picture
+    /// is captured or due.
+    ///
+    /// Over ``SRTPTransport`` the send context must allow retransmission (its
+    /// `allowRetransmission`) for the resends to go out.
+    /// - Throws: ``CallSessionError`` (a second local video, a session already started, an
+    ///   unknown transport, an SSRC in use, a source without a valid size or rate, or an
+    ///   encoder that cannot be set up).
+    public func addLocalVideo<S: VideoCaptureSource & ~Copyable>(
+        source: consuming S, configuration video: LocalVideoConfiguration = .init(), sendingOn transport: CallTransportID
+    ) throws(CallSessionError) {
+        guard localVideo == nil else { throw .localVideoAlreadyAdded }
+        guard scheduler == nil else { throw .alreadyStarted }
+        guard transport.index >= 0, transport.index < transports.count else { throw .unknownTransport }
+        guard bySSRC[video.ssrc] == nil, local?.sender.configuration.ssrc != video.ssrc else { throw .duplicateSSRC(video.ssrc) }
+        let width = source.width, height = source.height, fps = source.framesPerSecond
+        guard width > 0, height > 0, width <= 16_384, height <= 16_384 else {
+            throw .video("the source's picture size \(width)x\(height) is not valid")
+        }
+        guard fps.isFinite, fps >= 1, fps <= 240 else { throw .video("the source's frame rate \(fps) is not within 1...240") }
+        let sender: VideoSendPipeline
+        do {
+            sender = try VideoSendPipeline(width: width, height: height, framesPerSecond: Int(fps.rounded()),
+                                           bitrateKbps: max(10, video.bitrateKbps), ssrc: video.ssrc, payloadType: video.payloadType,
+                                           firstTimestamp: video.firstTimestamp, ntpOffset: local?.sender.ntpOffset ?? Self.ntpOffset,
+                                           feedback: video.feedback)
+        } catch {
+            throw .video("\(error)")
+        }
+        let box = VideoCaptureBox(source)
+        localVideo = SessionLocalVideo(sender: sender, transport: transports[transport.index].box, framesPerSecond: fps,
+                                       frame: VideoFrame(width: width, height: height), slots: Self.feedbackSlots) { frame in
+            try box.source.read(into: &frame)
+        }
+    }
+
+    /// Feedback datagrams about the local video held per playout frame (more are dropped and
+    /// counted in ``CallSessionStatistics/videoFeedbackDropped``).
+    public static let feedbackSlots = 32
+
+    /// The NTP offset of the local audio sender (``AudioSendPipeline``'s default), which the
+    /// local video's sender reports share.
+    static let ntpOffset = 3_900_000_000.0
+
+    /// The local video's send counters (capture, encoding, feedback answered), if it has one.
+    public var localVideoStatistics: VideoStatistics? { localVideo?.sender.statistics }
 
     /// Mutes or unmutes the local participant (a `muted` / `unmuted` event): while muted,
     /// silence is sent and its talking shows as talking-while-muted.
@@ -423,16 +563,30 @@ public final class CallSession {
     // MARK: Running
 
     /// Adds the session's streams to `scheduler`: the local participant's capture (every
-    /// packet interval, catching up late frames) and the playout of every remote (every
-    /// ``AudioReceiveConfiguration/frameMs``), both from ``start``. Call once.
+    /// packet interval, catching up late frames) and its video (at the source's rate, late
+    /// pictures skipped), both from now (a paced source starts its own clock at its first read,
+    /// so the two agree and a read never waits behind the schedule), and the playout of every
+    /// remote (every ``AudioReceiveConfiguration/frameMs``) from ``start``. Call once.
     public func attach(to scheduler: MediaScheduler) {
         guard self.scheduler == nil else { return }
         self.scheduler = scheduler
+        let captureOrigin = max(start, clock.now())
         if let l = local {
             let period = Double(l.sender.configuration.packetMs) * 1e6
-            sendID = scheduler.add("send-\(l.name)", pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .catchUp)) {
+            sendID = scheduler.add("send-\(l.name)", pacer: FramePacer(periodNanoseconds: period, origin: captureOrigin, policy: .catchUp)) {
                 [unowned self] frames, _ in
                 for _ in frames where !l.ended { self.sendLocalFrame(l) }
+            }
+        }
+        if let v = localVideo {
+            var next: Int64 = 0
+            videoID = scheduler.add("video", pacer: FramePacer(framesPerSecond: v.framesPerSecond, origin: captureOrigin, policy: .dropLate)) {
+                [unowned self] frames, _ in
+                guard !v.ended else { return }
+                // Pictures the pacer skipped (the call was late) are not captured.
+                if frames.lowerBound > next { v.sender.skipped(Int(frames.lowerBound - next)) }
+                next = frames.upperBound
+                self.sendLocalVideoFrame(v)
             }
         }
         let frameMs = configuration.receive.frameMs
@@ -471,6 +625,7 @@ public final class CallSession {
         if let s = scheduler {
             if let id = playoutID { s.remove(id) }
             if let id = sendID { s.remove(id) }
+            if let id = videoID { s.remove(id) }
         }
         publishStatistics()
         events.finish()
@@ -502,16 +657,78 @@ public final class CallSession {
         }
     }
 
+    /// Reads and sends the local video's next picture; its end or failure stops the video.
+    private func sendLocalVideoFrame(_ v: SessionLocalVideo) {
+        do {
+            guard try v.read(&v.frame) else { endLocalVideo(v); return }
+        } catch {
+            localVideoFailure = error
+            endLocalVideo(v)
+            return
+        }
+        var handle = TransportHandle(box: v.transport)
+        v.sender.send(v.frame, mediaTicks: v.frame.timestamp, capturedAt: v.frame.captureTime, over: &handle)
+    }
+
+    private func endLocalVideo(_ v: SessionLocalVideo) {
+        v.ended = true
+        if let s = scheduler, let id = videoID { s.remove(id) }
+    }
+
+    /// Answers the feedback about the local video held during the transports' reads.
+    private func answerVideoFeedback(_ v: SessionLocalVideo) {
+        var handle = TransportHandle(box: v.transport)
+        let size = RTPLimits.maximumDatagramSize
+        for i in 0..<v.heldCount {
+            let n = v.heldLength[i], arrival = v.heldArrival[i]
+            v.held.withUnsafeBytes { all in
+                v.sender.receiveFeedback(UnsafeRawBufferPointer(rebasing: all[(i * size)..<(i * size + n)]), at: arrival, over: &handle)
+            }
+        }
+        v.heldCount = 0
+    }
+
+    /// Whether an RTCP compound packet is feedback about `ssrc`: a generic NACK or PLI whose
+    /// media SSRC it is, or a report block about it.
+    static func isFeedback(_ bytes: UnsafeRawBufferPointer, about ssrc: UInt32) -> Bool {
+        func word(_ at: Int) -> UInt32 {
+            UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
+        }
+        var i = 0
+        while i + 4 <= bytes.count {
+            let end = min(bytes.count, i + 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1))
+            switch bytes[i + 1] {
+            case RTCPPacket.senderReportType, RTCPPacket.receiverReportType:
+                var at = i + (bytes[i + 1] == RTCPPacket.senderReportType ? 28 : 8)
+                for _ in 0..<Int(bytes[i] & 0x1F) where at + 4 <= end {
+                    if word(at) == ssrc { return true }
+                    at += 24
+                }
+            case 205, 206:
+                if i + 12 <= end, word(i + 8) == ssrc { return true }
+            default: break
+            }
+            i = end
+        }
+        return false
+    }
+
     /// The local participant's media ended (its source, an error, or ``stop()``): an RTCP BYE
-    /// (RFC 3550 6.6, after an empty receiver report as a compound packet must start) tells
-    /// the peers at once, instead of their silence timeout.
+    /// (RFC 3550 6.6, after an empty receiver report as a compound packet must start) for its
+    /// audio and video SSRCs tells the peers at once, instead of their silence timeout; its
+    /// video stops too.
     private func endLocal(_ l: SessionLocal) {
         guard !l.ended else { return }
         l.ended = true
         let ssrc = l.sender.configuration.ssrc
-        let body: [UInt8] = [UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF)]
+        var ssrcs = [ssrc]
+        if let v = localVideo {
+            ssrcs.append(v.sender.ssrc)
+            endLocalVideo(v)
+        }
+        let body = ssrcs.flatMap { s in [UInt8(s >> 24), UInt8(s >> 16 & 0xFF), UInt8(s >> 8 & 0xFF), UInt8(s & 0xFF)] }
         let packets: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: ssrc)),
-                                     .other(packetType: Self.byePacketType, count: 1, body: body)]
+                                     .other(packetType: Self.byePacketType, count: UInt8(ssrcs.count), body: body)]
         guard let bytes = try? RTCPCompound.marshalled(packets) else { return }
         _ = bytes.withUnsafeBytes { l.transport.send($0, at: clock.now()) }
     }
@@ -528,10 +745,33 @@ public final class CallSession {
         let at = rtcp ? 4 : 8
         let ssrc = UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
         var route = bySSRC[ssrc]
+        // Feedback about the local video goes to its sender (answered once the transports are
+        // read); it still shows that its sender is there. A sender report carrying it also goes
+        // on to its remote (its audio or video mapping).
+        if rtcp, let v = localVideo, Self.isFeedback(bytes, about: v.sender.ssrc) {
+            statistics.videoFeedback += 1
+            if v.heldCount < v.heldLength.count, bytes.count <= RTPLimits.maximumDatagramSize {
+                let i = v.heldCount, size = RTPLimits.maximumDatagramSize
+                v.held.withUnsafeMutableBytes { all in
+                    UnsafeMutableRawBufferPointer(rebasing: all[(i * size)..<(i * size + bytes.count)]).copyMemory(from: bytes)
+                }
+                v.heldLength[i] = bytes.count
+                v.heldArrival[i] = arrival
+                v.heldCount += 1
+            } else {
+                statistics.videoFeedbackDropped += 1
+            }
+            if bytes[1] != RTCPPacket.senderReportType || route == nil {
+                if let route { remotes[route.remote].lastArrival = arrival }
+                return
+            }
+        }
         if route == nil {
             guard configuration.admitsUndeclaredRemotes else { statistics.unknownSSRC += 1; return }
             guard remotes.lazy.filter({ !$0.left }).count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
-            guard !rtcp, let r = try? SessionRemote(name: Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
+            // Only audio creates a remote (its video cannot be received without its size from
+            // signalling): another payload type is not a new participant's audio.
+            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
                                                     configuration: configuration.receive) else {
                 statistics.unknownSSRC += 1
                 return
@@ -588,7 +828,7 @@ public final class CallSession {
                     v.receiver.sync.useAudioMapping(r.receiver.mapping)
                     v.receiver.sync.audioPlayed(rtpTimestamp: played.timestamp, at: played.at)
                 }
-                v.receiver.render(at: t) { _ in }
+                v.receiver.render(at: t) { picture in self.onVideo?(name, picture) }
                 if let feedback = r.videoFeedbackTransports.first {
                     var handle = TransportHandle(box: feedback)
                     v.receiver.sendFeedback(at: t, over: &handle)
@@ -607,6 +847,7 @@ public final class CallSession {
                 if r.drainFrames >= configuration.drainFrames { leave(r) }
             }
         }
+        if let v = localVideo, v.heldCount > 0 { answerVideoFeedback(v) }
     }
 
     private func leave(_ r: SessionRemote) {

@@ -26,11 +26,14 @@ public final class SRTPTransport<Base: PacketTransport & ~Copyable>: PacketTrans
     private let scratch: UnsafeMutableRawBufferPointer
 
     /// Wraps `base`. `sendKey` protects what this side sends; `receiveKey` (the peer's send
-    /// key) verifies what arrives. Each key may have its own suite.
+    /// key) verifies what arrives. Each key may have its own suite. `allowRetransmission` lets
+    /// the same packet be sent again (a ``VideoSendPipeline`` answering a NACK with a plain
+    /// resend); without it libsrtp refuses a repeated index and the resend is counted as a
+    /// protect failure.
     /// - Throws: ``SRTPError`` if libsrtp cannot set up a context.
     public init(_ base: consuming Base, sendKey: SRTPKey, receiveKey: SRTPKey, replayWindow: Int = 1024,
-                maximumDatagram: Int = RTPLimits.maximumDatagramSize) throws(SRTPError) {
-        outbound = try SRTPContext(key: sendKey, direction: .outbound)
+                maximumDatagram: Int = RTPLimits.maximumDatagramSize, allowRetransmission: Bool = false) throws(SRTPError) {
+        outbound = try SRTPContext(key: sendKey, direction: .outbound, allowRetransmission: allowRetransmission)
         inbound = try SRTPContext(key: receiveKey, direction: .inbound, replayWindow: replayWindow)
         self.maximumDatagram = max(maximumDatagram, 64)
         scratch = .allocate(byteCount: self.maximumDatagram + SRTPContext.trailerRoom, alignment: 16)

@@ -14,6 +14,8 @@ public struct VideoStatistics: Sendable, Hashable {
     /// Compressed frames and RTP packets sent; packets the transport refused.
     public var framesEncoded = 0
     public var encodeErrors = 0
+    /// Sender: keyframes among the frames encoded (the first, those for PLIs, the encoder's own).
+    public var keyframesEncoded = 0
     public var packetsSent = 0
     public var packetsRefused = 0
     /// Sender: VP8 payload bytes in the packets sent (RTP headers excluded).
@@ -24,6 +26,8 @@ public struct VideoStatistics: Sendable, Hashable {
     public var framesAssembled = 0
     public var framesDecoded = 0
     public var decodeErrors = 0
+    /// Receiver: keyframes among the frames decoded.
+    public var keyframesDecoded = 0
     /// Keyframe requests the assembler raised (answered by the sender's next frame).
     public var keyframeRequests = 0
     /// Frames shown; shown before lip sync was possible; dropped as too late for the window;
@@ -83,6 +87,7 @@ public struct VideoStatistics: Sendable, Hashable {
         framesSkippedLate = sent.framesSkippedLate
         framesEncoded = sent.framesEncoded
         encodeErrors = sent.encodeErrors
+        keyframesEncoded = sent.keyframesEncoded
         packetsSent = sent.packetsSent
         packetsRefused = sent.packetsRefused
         payloadBytes = sent.payloadBytes
@@ -251,6 +256,7 @@ public struct VideoSendPipeline: ~Copyable {
         }
         guard delivered else { return }
         statistics.framesEncoded += 1
+        if encoded.isKeyframe { statistics.keyframesEncoded += 1 }
         var sentPackets = 0, refused = 0
         let mask = historyMask
         let now = captureTime.nanoseconds
@@ -644,13 +650,17 @@ public struct VideoReceivePipeline: ~Copyable {
                 return
             }
             statistics.framesDecoded += 1
-            if f.header.isKeyframe { pictureLossPending = false }
+            if f.header.isKeyframe {
+                pictureLossPending = false
+                statistics.keyframesDecoded += 1
+            }
             ticks[s] = f.timestamp
             switch sync.decide(videoTimestamp: f.timestamp, now: now) {
             case .show(let at): due[s] = at
             case .drop: statistics.framesDroppedLate += 1
             case .unsynchronized:
-                statistics.framesShown += 1
+                // Shown at the next render, as it is.
+                due[s] = now
                 statistics.framesShownUnsynchronized += 1
             }
         }

@@ -57,6 +57,44 @@ public struct PacedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copya
     }
 }
 
+/// Pictures from a provider delivered as soon as they are asked for, each stamped with the
+/// clock's time when it was read: a camera for a caller that paces itself (a
+/// ``MediaScheduler`` stream at the provider's frame rate, as a call's local video is), so a
+/// read never sleeps on the caller's thread. `captureTime` is the read's time and `timestamp`
+/// that time on a 90 kHz clock from the first picture (as ``V4L2Capture`` stamps).
+///
+/// Threading: not copyable; use from one thread.
+public struct ClockedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copyable, VideoCaptureSource {
+    public typealias Failure = Provider.Failure
+    public var width: Int { provider.width }
+    public var height: Int { provider.height }
+    public var framesPerSecond: Double { provider.framesPerSecond }
+    /// Pictures delivered so far.
+    public private(set) var framesDelivered = 0
+    private var provider: Provider
+    private let clock: any MediaClock
+    private var start: MonotonicTime?
+
+    public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock()) {
+        self.provider = provider
+        self.clock = clock
+    }
+
+    public mutating func read(into frame: inout VideoFrame) throws(Failure) -> Bool {
+        if frame.width != width || frame.height != height {
+            frame = VideoFrame(width: width, height: height)
+        }
+        guard try provider.readPicture(into: &frame) else { return false }
+        let now = clock.now()
+        let origin = start ?? now
+        start = origin
+        frame.captureTime = now
+        frame.timestamp = UInt32(truncatingIfNeeded: origin.nanoseconds(to: now) * 9 / 100_000)
+        framesDelivered += 1
+        return true
+    }
+}
+
 /// A synthetic moving test pattern: a diagonal luma ramp that scrolls by `speed` pixels per
 /// frame, a bright square moving across, and chroma bars, so motion and colour both show up
 /// in an encoder. Picture `n` is fully determined by `n` (see ``luma(x:y:frame:)``).

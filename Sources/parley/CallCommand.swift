@@ -14,7 +14,7 @@ let callCommand = Command(
     help: """
         Usage: parley call --listen PORT --to HOST:PORT [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
                            [--sdp-out FILE] [--sdp-in FILE] [--no-srtp] [--name NAME]
-                           [--output FILE.wav] [--events FILE.jsonl] [--no-tui]
+                           [--output FILE.wav] [--video-output FILE.y4m] [--events FILE.jsonl] [--no-tui]
                            [--timeout S] [--sdp-wait S]
 
         Calls the host that runs the same command the other way round: sends the local audio
@@ -32,19 +32,34 @@ let callCommand = Command(
         With --no-srtp media go in the clear; --sdp-in is then optional (the first SSRC heard
         is the peer).
 
+        Video (--video): VP8 (RFC 7741) at the source's size and frame rate, 300 kbit/s at most,
+        on its own SSRC and payload type 96, on the same UDP port as the audio (demultiplexed by
+        SSRC, as BUNDLE does; RTCP on that port too) and under the same SRTP key. The offer
+        describes it in an m=video section (VP8/90000, a=rtcp-fb nack and nack pli, the picture
+        size in a=imageattr, a=framerate, a=ssrc). The peer's video, when its offer has one, is
+        decoded and shown in sync with its audio (a "video on" event at its first picture, "video
+        off" when it leaves), repaired with RTCP feedback: generic NACKs answered by resending
+        the packet, PLIs answered by a keyframe, receiver reports that set the sender's bitrate.
+        Receiving video needs the peer's offer (--sdp-in).
+
         Options:
           --listen PORT         UDP port to receive on (the peer's --to port)
           --to HOST:PORT        the peer (IPv4 address or name)
           --audio SOURCE        a WAV file (mono, 8/12/16/24/48 kHz; sent paced in real time,
                                 the call ends when it has been sent and the peer has left) or an
                                 ALSA capture PCM (default: "default", 16 kHz mono)
-          --video SOURCE        a Y4M file or V4L2 device: not carried yet (rejected)
+          --video SOURCE        also send video: a Y4M file (4:2:0; sent paced at its frame rate
+                                and looped while the audio lasts) or a V4L2 camera (/dev/videoN,
+                                640x480 at 30 fps)
           --sdp-out FILE        write this side's offer (required with SRTP)
           --sdp-in FILE         read the peer's offer (required with SRTP)
           --no-srtp             send and receive plain RTP
           --name NAME           this participant's name, in the offer (default: the host name)
           --output FILE.wav     write the received audio (16 kHz mono) instead of playing it on
                                 ALSA's "default" device
+          --video-output FILE.y4m
+                                write the peer's video as shown (its decoded pictures, in sync
+                                with its audio); without it the video is decoded and counted only
           --events FILE.jsonl   write the call's events as JSON lines, as 'parley room' does
           --no-tui              plain text: one line per event, instead of the live grid
           --timeout S           seconds without a packet before the peer counts as gone
@@ -54,7 +69,8 @@ let callCommand = Command(
           --sdp-wait S          seconds to wait for --sdp-in to appear (default 30)
         Ctrl-C hangs up (an RTCP BYE tells the peer). The key is never printed.
 
-        Prints the call's events (or shows the grid), then what was sent and received.
+        Prints the call's events (or shows the grid), then what was sent and received (with video:
+        frames, keyframes, NACKs, resends, PLIs each way).
         Exit status: 0 the peer was heard, 1 it never was or a device, file or network error,
         2 usage error.
         """,
@@ -71,6 +87,8 @@ private struct CallOptions {
     var srtp = true
     var name: String
     var output: String?
+    var video: CallVideoSourceKind?
+    var videoOutput: String?
     var events: String?
     var tui = true
     var timeout = 5.0
@@ -78,18 +96,25 @@ private struct CallOptions {
 }
 
 private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> CallOptions {
-    let s = try ArgumentScanner(args, valued: ["listen", "to", "audio", "video", "sdp-out", "sdp-in", "name", "output", "events",
-                                               "timeout", "sdp-wait"],
+    let s = try ArgumentScanner(args, valued: ["listen", "to", "audio", "video", "sdp-out", "sdp-in", "name", "output", "video-output",
+                                               "events", "timeout", "sdp-wait"],
                                 flagNames: ["no-srtp", "no-tui"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard s.value("listen") != nil else { throw .init(description: "missing --listen PORT") }
     let listen = try s.int("listen", default: 0, in: 1...65535)
     guard let to = s.value("to") else { throw .init(description: "missing --to HOST:PORT") }
     guard let (host, port) = parseHostPort(to) else { throw .init(description: "--to must be HOST:PORT, got '\(to)'") }
-    if let v = s.value("video") {
-        throw .init(description: "--video \(v): parley call carries audio only so far")
-    }
     var o = CallOptions(listen: UInt16(listen), host: host, port: port, name: ProcessInfo.processInfo.hostName)
+    if let v = s.value("video") {
+        guard let kind = CallVideoSourceKind(v) else {
+            throw .init(description: "--video takes a Y4M file (.y4m) or a V4L2 device (/dev/videoN), got '\(v)'")
+        }
+        o.video = kind
+    }
+    o.videoOutput = s.value("video-output")
+    if let out = o.videoOutput, !out.lowercased().hasSuffix(".y4m") {
+        throw .init(description: "--video-output writes a .y4m file, got '\(out)'")
+    }
     if let a = s.value("audio") { o.audio = a }
     o.sdpOut = s.value("sdp-out")
     o.sdpIn = s.value("sdp-in")
@@ -131,7 +156,7 @@ private func runCall(_ args: [String]) -> Int32 {
 }
 
 /// A failure of `parley call` with its message.
-private struct CallError: Error, CustomStringConvertible {
+struct CallError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
 }
@@ -141,20 +166,48 @@ private func call(_ o: CallOptions) throws -> Int32 {
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
 
+    // The camera, opened first: the offer gives its size and rate, and a missing one fails now.
+    var fileCamera: ClockedVideoSource<LoopingY4MProvider>?
+    var deviceCamera: V4L2Capture?
+    var camera: (width: Int, height: Int, fps: Double)?
+    switch o.video {
+    case .file(let path):
+        let source = ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
+        camera = (source.width, source.height, source.framesPerSecond)
+        fileCamera = consume source
+    case .device(let path):
+        let source = try V4L2Capture(device: path)
+        camera = (source.width, source.height, source.framesPerSecond)
+        deviceCamera = consume source
+    case nil: break
+    }
+    var videoSSRC = UInt32.random(in: 1...UInt32.max)
+    while videoSSRC == ssrc { videoSSRC = UInt32.random(in: 1...UInt32.max) }
+
     // The offer: where the peer sends to, what this side sends, and its key.
     if let path = o.sdpOut {
         var offer = SDPStream(kind: .opus(channels: 1, fec: true, dtx: false), host: UDPTransport.localAddress(towards: o.host) ?? "127.0.0.1",
                               port: o.listen, payloadType: OpusRTP.defaultPayloadType, ssrc: ssrc, key: key)
         offer.sessionName = "parley call"
         offer.cname = o.name
-        try writePrivateFile(offer.description.text, to: path)
+        var description = offer.description
+        if let camera {
+            // One port for both (BUNDLE, RFC 9143): the sections are grouped and named.
+            description.attributes.append(SDPAttribute("group", "BUNDLE 0 1"))
+            description.media[0].attributes.insert(SDPAttribute("mid", "0"), at: 0)
+            description.media.append(callVideoSection(port: o.listen, ssrc: videoSSRC, key: key, cname: o.name, width: camera.width,
+                                                       height: camera.height, framesPerSecond: camera.fps))
+        }
+        try writePrivateFile(description.text, to: path)
     }
     var peer: ReceivedSDP?
+    var peerVideo: PeerVideoOffer?
     if let path = o.sdpIn {
         peer = try waitForSDP(path, seconds: o.sdpWait)
         guard peer!.codec == .opus else { throw CallError("\(path): the peer offers \(peer!.codec.rawValue), not Opus audio") }
         if o.srtp && peer!.key == nil { throw CallError("\(path): the peer's offer has no a=crypto: key (it runs --no-srtp?)") }
         if !o.srtp && peer!.key != nil { throw CallError("\(path): the peer's offer is SRTP; drop --no-srtp") }
+        peerVideo = try PeerVideoOffer.parse(peer!, path: path)
     }
 
     var settings = CallSessionConfiguration()
@@ -181,12 +234,35 @@ private func call(_ o: CallOptions) throws -> Int32 {
     let udp = try UDPTransport(localPort: o.listen, bindHost: "0.0.0.0", peerHost: o.host, peerPort: o.port, clock: clock)
     let network: CallTransportID
     if let key, let peerKey = peer?.key {
-        network = session.addTransport(try SRTPTransport(udp, sendKey: key, receiveKey: peerKey))
+        // A plain resend of a video packet protects the same index again.
+        network = session.addTransport(try SRTPTransport(udp, sendKey: key, receiveKey: peerKey, allowRetransmission: camera != nil))
     } else {
         network = session.addTransport(udp)
     }
     if let p = peer, let peerSSRC = p.ssrc {
-        try session.addRemote(RemoteParticipant(name: p.cname ?? "peer", audioSSRC: peerSSRC))
+        var video: RemoteVideo?
+        if let v = peerVideo {
+            // Feedback about the peer's video goes out under this side's audio SSRC, on the socket.
+            var feedback = VideoReceiveFeedbackConfiguration()
+            feedback.localSSRC = ssrc
+            feedback.sendsNACK = v.nack
+            feedback.sendsPictureLoss = v.pictureLoss
+            video = RemoteVideo(ssrc: v.ssrc, width: v.width, height: v.height, payloadType: v.payloadType, feedback: feedback)
+        }
+        let name = p.cname ?? "peer"
+        try session.addRemote(RemoteParticipant(name: name, audioSSRC: peerSSRC, video: video))
+        if video != nil { try session.addRole(.videoFeedback(of: name), to: network) }
+    }
+    if camera != nil {
+        var video = LocalVideoConfiguration()
+        video.ssrc = videoSSRC
+        video.payloadType = callVideoPayloadType
+        video.firstTimestamp = UInt32.random(in: 0...UInt32.max)
+        if let source = fileCamera.take() {
+            try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
+        } else if let source = deviceCamera.take() {
+            try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
+        }
     }
 
     var send = AudioSendConfiguration()
@@ -222,6 +298,22 @@ private func call(_ o: CallOptions) throws -> Int32 {
             if writer != nil { try writer!.write(pcm) } else { try speaker?.write(pcm) }
         } catch { outputFailure = error }
     }
+    // Received video: a Y4M file, opened at the first picture (its size).
+    var videoWriter: Y4MWriter?
+    var videoOutputFailure: (any Error)?
+    if let out = o.videoOutput {
+        let fps = peerVideo?.framesPerSecond ?? 30
+        session.onVideo = { _, picture in
+            guard videoOutputFailure == nil else { return }
+            do {
+                if videoWriter == nil {
+                    videoWriter = try Y4MWriter(path: out, header: Y4MHeader(width: picture.width, height: picture.height,
+                                                                             frameRateNumerator: fps, frameRateDenominator: 1))
+                }
+                try videoWriter!.write(picture)
+            } catch { videoOutputFailure = error }
+        }
+    }
 
     var nextDraw = 0.0
     var peerHeard = false
@@ -230,7 +322,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
         // Hang up on a signal; end when this side has sent everything and the peer has gone.
         let everyoneLeft = peerHeard && !session.state.present.contains { $0.id != o.name }
         let elapsed = Double(session.start.nanoseconds(to: clock.now())) / 1e9
-        if hangUp.load(ordering: .relaxed) || outputFailure != nil || (session.localHasEnded && everyoneLeft)
+        if hangUp.load(ordering: .relaxed) || outputFailure != nil || videoOutputFailure != nil || (session.localHasEnded && everyoneLeft)
             || (!peerHeard && elapsed > o.timeout && (session.localHasEnded || elapsed > o.timeout + o.sdpWait)) {
             session.stop()
             return
@@ -249,8 +341,11 @@ private func call(_ o: CallOptions) throws -> Int32 {
     signal(SIGTERM, SIG_DFL)
     try? eventsFile?.close()
     try writer?.close()
+    try videoWriter?.close()
     if let outputFailure { throw CallError("received audio: \(outputFailure)") }
+    if let videoOutputFailure { throw CallError("received video: \(videoOutputFailure)") }
     if let failure = session.localFailure { throw CallError("\(o.audio): \(failure)") }
+    if let failure = session.localVideoFailure { throw CallError("video: \(failure)") }
 
     if let s = session.localStatistics {
         print("sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to \(o.host):\(o.port), SSRC 0x\(String(ssrc, radix: 16))")
@@ -262,6 +357,11 @@ private func call(_ o: CallOptions) throws -> Int32 {
     }
     let s = session.statistics
     print("datagrams: \(s.datagrams), malformed: \(s.malformed), unknown_ssrc: \(s.unknownSSRC + s.refusedRemotes)")
+    if let v = session.localVideoStatistics { print(callVideoSentLine(v, ssrc: videoSSRC)) }
+    for name in session.remoteNames {
+        if let v = session.receiveStatistics(of: name)?.video { print(callVideoReceivedLine(v, from: name)) }
+    }
+    if let out = o.videoOutput, videoWriter == nil { printError("parley call: no video was received; \(out) was not written") }
     guard peerHeard, session.remoteNames.contains(where: { (session.receiveStatistics(of: $0)?.receive.packetsBuffered ?? 0) > 0 }) else {
         printError("parley call: nothing was heard from \(o.host):\(o.port) on port \(o.listen)")
         return ExitStatus.failure

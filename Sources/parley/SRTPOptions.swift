@@ -112,6 +112,8 @@ struct ReceivedSDP {
     var cname: String?
     /// The RFC 8285 ID of the RFC 6464 audio level (a=extmap), when the SDP maps it.
     var audioLevelID: UInt8?
+    /// The whole description (for the sections after the first).
+    var session: SessionDescription
 
     /// Reads and checks `path`.
     init(path: String) throws(SDPFileError) {
@@ -145,6 +147,7 @@ struct ReceivedSDP {
             throw SDPFileError(description: "\(path): m=\(media.media) offers no codec parley receives (opus/48000 or VP8/90000); "
                                + "it offers \(seen.isEmpty ? "nothing" : seen.joined(separator: ", "))")
         }
+        session = sdp
         self.codec = codec
         payloadType = pt
         port = media.port

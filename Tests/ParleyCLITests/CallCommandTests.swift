@@ -1,6 +1,7 @@
 // `parley call`: two processes call each other over loopback UDP with SRTP, each sending a
 // SampleMedia conversation file; the received audio and the talking events are checked against
-// the sources and `parley detect --meeting`.
+// the sources and `parley detect --meeting`. With video, each also sends the sample video and
+// writes what it sees, checked against the source by PSNR.
 
 import Foundation
 import Testing
@@ -119,7 +120,9 @@ import Testing
                                  (["call", "--listen", "5000", "--to", "127.0.0.1:5002"], "SRTP needs --sdp-out"),
                                  (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--sdp-out", "a.sdp"], "SRTP needs --sdp-in"),
                                  (["call", "--listen", "0", "--to", "127.0.0.1:5002", "--no-srtp"], "--listen"),
-                                 (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--video", "x.y4m"], "--video")] {
+                                 (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--video", "x.mp4"], "--video"),
+                                 (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--video-output", "x.ivf"],
+                                  "--video-output")] {
             let child = try InteropChild(interopParleyBinary, args, in: dir, name: "call-usage")
             #expect(child.wait(seconds: 10) == 2, "\(args): \(child.output)")
             #expect(child.output.contains(fragment), "\(args): \(child.output)")
@@ -137,5 +140,112 @@ import Testing
         #expect(second.output.contains("\(port)") && second.output.contains("in use"), "\(second.output)")
         kill(first.pid, SIGINT)
         _ = first.wait(seconds: 10)
+    }
+
+    /// The first `seconds` of a SampleMedia conversation file, as a WAV in `dir`.
+    private func shortConversation(_ name: String, seconds: Double, in dir: URL) throws -> URL {
+        let full = try readInteropWAV(interopPackageRoot.appendingPathComponent("SampleMedia/conversation/\(name).wav"))
+        let url = dir.appendingPathComponent("\(name)-short.wav")
+        try writeInteropWAV(url, sampleRate: full.sampleRate, samples: Array(full.samples.prefix(Int(seconds * Double(full.sampleRate)))))
+        return url
+    }
+
+    /// A number after `label` in a line of `text` that starts with `prefix`.
+    private func figure(_ text: String, line prefix: String, after label: String) -> Int? {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
+              let r = line.range(of: label) else { return nil }
+        return Int(line[r.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test func twoCallsWithVideoOverSRTPSeeEachOther() throws {
+        let dir = try interopDirectory("call-video")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let video = interopPackageRoot.appendingPathComponent("SampleMedia/video/sample.y4m")
+        let source = try readInteropY4M(video)
+        let portA = interopFreeUDPPort()
+        var portB = interopFreeUDPPort()
+        while portB == portA { portB = interopFreeUDPPort() }
+        func side(_ name: String, listen: UInt16, to: UInt16, peer: String) throws -> [String] {
+            ["call", "--listen", "\(listen)", "--to", "127.0.0.1:\(to)", "--audio", try shortConversation(name, seconds: 3, in: dir).path,
+             "--video", video.path, "--name", name, "--sdp-out", "\(name).sdp", "--sdp-in", "\(peer).sdp",
+             "--output", "\(name)-heard.wav", "--video-output", "\(name)-seen.y4m", "--no-tui"]
+        }
+        let a = try InteropChild(interopParleyBinary, try side("carlo", listen: portA, to: portB, peer: "armelle"), in: dir, name: "video-carlo")
+        let b = try InteropChild(interopParleyBinary, try side("armelle", listen: portB, to: portA, peer: "carlo"), in: dir, name: "video-armelle")
+        #expect(a.wait(seconds: 60) == 0, "carlo: \(a.output)")
+        #expect(b.wait(seconds: 60) == 0, "armelle: \(b.output)")
+
+        // Offers: audio and video on one port, VP8 with NACK and PLI, both under SRTP.
+        for name in ["carlo", "armelle"] {
+            let sdp = try String(contentsOf: dir.appendingPathComponent("\(name).sdp"), encoding: .utf8)
+            let lines = sdp.split(whereSeparator: \.isNewline).map(String.init)
+            let ports = lines.filter { $0.hasPrefix("m=") }.map { $0.split(separator: " ")[1] }
+            #expect(ports.count == 2 && ports[0] == ports[1], "\(sdp)")
+            #expect(lines.contains { $0.hasPrefix("m=video") && $0.contains("RTP/SAVP") }, "\(sdp)")
+            for expected in ["a=rtpmap:96 VP8/90000", "a=rtcp-fb:* nack", "a=rtcp-fb:* nack pli", "a=group:BUNDLE 0 1"] {
+                #expect(lines.contains(expected), "\(expected) in \(sdp)")
+            }
+            #expect(lines.filter { $0.hasPrefix("a=ssrc:") }.count == 2 && lines.filter { $0.hasPrefix("a=crypto:") }.count == 2, "\(sdp)")
+            let key = try #require(lines.first { $0.hasPrefix("a=crypto:") }?.split(separator: ":").last)
+            #expect(!a.output.contains(key) && !b.output.contains(key))
+        }
+
+        // Each side sees the other's video: enough pictures, close to the source, and the feedback counted.
+        for (viewer, peer, child, sender) in [("carlo", "armelle", a, b), ("armelle", "carlo", b, a)] {
+            #expect(child.output.contains("\(peer) video on"), "\(child.output)")
+            #expect(child.output.contains("\(peer) video off"), "\(child.output)")
+            let seen = try readInteropY4M(dir.appendingPathComponent("\(viewer)-seen.y4m"))
+            #expect(seen.width == source.width && seen.height == source.height)
+            // The file loops, so each picture seen is matched to the best of the source's pictures.
+            let psnr = seen.frames.map { f in
+                source.frames.map { interopLumaPSNR($0, f, width: source.width, height: source.height) }.max() ?? 0
+            }
+            let mean = psnr.reduce(0, +) / Double(max(1, psnr.count))
+            let decoded = figure(child.output, line: "video received from \(peer):", after: ": ") ?? -1
+            let sent = figure(sender.output, line: "video sent:", after: "video sent: ") ?? -1
+            #expect(seen.frames.count >= 60, "\(viewer) saw \(seen.frames.count) pictures")
+            #expect(decoded >= seen.frames.count, "\(child.output)")
+            #expect(mean >= 30 && (psnr.min() ?? 0) >= 25, "\(viewer): mean PSNR \(mean), lowest \(psnr.min() ?? 0)")
+            print("parley call video: \(viewer) saw \(seen.frames.count) pictures of \(sent) sent (\(decoded) decoded), luma PSNR mean "
+                  + String(format: "%.2f", mean) + " dB, lowest " + String(format: "%.2f", psnr.min() ?? 0) + " dB")
+            for line in child.output.split(separator: "\n") where line.hasPrefix("video ") { print("  \(viewer): \(line)") }
+        }
+        // Receiver reports flowed back to each sender.
+        for child in [a, b] {
+            #expect((figure(child.output, line: "video sent:", after: "receiver reports: ") ?? 0) >= 1, "\(child.output)")
+            #expect((figure(child.output, line: "video received from", after: "receiver reports: ") ?? 0) >= 1, "\(child.output)")
+        }
+    }
+
+    @Test func aCameraThatIsNotThereOrAMissingVideoFileFailsClearly() throws {
+        let dir = try interopDirectory("call-camera")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = try shortConversation("carlo", seconds: 1, in: dir)
+        for (video, fragment) in [("/dev/video-parley-none", "camera /dev/video-parley-none"), ("missing.y4m", "missing.y4m")] {
+            let port = interopFreeUDPPort()
+            let child = try InteropChild(interopParleyBinary, ["call", "--listen", "\(port)", "--to", "127.0.0.1:9", "--audio", audio.path,
+                                                              "--video", video, "--no-srtp", "--output", "a.wav", "--no-tui"],
+                                         in: dir, name: "call-camera")
+            #expect(child.wait(seconds: 10) == 1, "\(video): \(child.output)")
+            #expect(child.output.contains(fragment), "\(video): \(child.output)")
+        }
+    }
+
+    @Test func aPeerVideoOfferParleyCannotReceiveIsRefusedWithTheReason() throws {
+        let dir = try interopDirectory("call-peer-video")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = try shortConversation("carlo", seconds: 1, in: dir)
+        let head = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=peer\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            + "m=audio 5000 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:1234 cname:peer\r\n"
+        for (video, fragment) in [("m=video 5000 RTP/AVP 97\r\na=rtpmap:97 H264/90000\r\na=ssrc:5678\r\n", "offers no VP8/90000 (it offers H264/90000)"),
+                                  ("m=video 5002 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\na=ssrc:5678\r\n", "on one port"),
+                                  ("m=video 5000 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n", "no a=ssrc line")] {
+            try (head + video).write(to: dir.appendingPathComponent("peer.sdp"), atomically: true, encoding: .utf8)
+            let child = try InteropChild(interopParleyBinary, ["call", "--listen", "\(interopFreeUDPPort())", "--to", "127.0.0.1:9",
+                                                              "--audio", audio.path, "--no-srtp", "--sdp-in", "peer.sdp",
+                                                              "--output", "a.wav", "--no-tui"], in: dir, name: "call-peer-video")
+            #expect(child.wait(seconds: 10) == 1, "\(video): \(child.output)")
+            #expect(child.output.contains(fragment), "\(video): \(child.output)")
+        }
     }
 }
