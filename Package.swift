@@ -5,7 +5,9 @@
 // Read this file top to bottom to see the whole design:
 //   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
 //   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Detect (offline talk detection)
-//   ->  Call (pipelines, participants, events, the simulated network and room)
+//   ->  Call (pipelines, participants, events, the session)
+//   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
+//       no other library depends on it; the front ends, benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
 // Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
 
@@ -28,6 +30,7 @@ let package = Package(
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
+        .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench", targets: ["parley-bench"]),
     ],
@@ -76,10 +79,19 @@ let package = Package(
                                "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect"],
                 swiftSettings: swiftSettings),
 
+        // MARK: Simulation: the network simulator and its scenarios, traces and their replay against
+        // the fixed-delay oracle, the simulated link, drifting capture clocks and the simulated room.
+        // Only front ends, benchmarks and tests depend on it.
+        .target(name: "ParleySimulation",
+                dependencies: ["ParleyCore", "ParleyMedia", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect",
+                               "ParleyCall"],
+                swiftSettings: swiftSettings),
+
         // MARK: Front ends: argument parsing and output formats only.
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall"],
+                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
+                                         "ParleySimulation"],
                           swiftSettings: swiftSettings),
 
         // MARK: Examples: compiled with everything else, so they keep up with the API.
@@ -99,6 +111,7 @@ let package = Package(
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
+                                         "ParleySimulation",
                                          "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
@@ -115,13 +128,13 @@ let package = Package(
         .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia"],
+        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect"], exclude: ["Fixtures"],
+        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect", "ParleySimulation"], exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
     ]

@@ -31,6 +31,7 @@ import ParleyCodecs
 import ParleyJitter
 import ParleyRTP
 import CWebRTCVAD
+import ParleySimulation
 
 private func callThreadCPUNanoseconds() -> Int64 {
     var t = timespec()

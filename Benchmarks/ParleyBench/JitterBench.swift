@@ -1,6 +1,7 @@
 import CSpeexDSP
 import Foundation
 import ParleyJitter
+import ParleySimulation
 
 // The jitter suite: Parley's AudioJitterBuffer against speexdsp's jitter buffer on the same
 // simulated traces (5 seeds per scenario), scored against the offline fixed-delay oracle.

@@ -590,3 +590,12 @@ public struct AudioJitterBuffer: Sendable {
         pcmCount -= n
     }
 }
+
+// `pow` without Foundation (ParleyJitter stays dependency-free).
+#if canImport(Glibc)
+import Glibc
+@inline(__always) private func _pow(_ x: Double, _ y: Double) -> Double { Glibc.pow(x, y) }
+#elseif canImport(Darwin)
+import Darwin
+@inline(__always) private func _pow(_ x: Double, _ y: Double) -> Double { Darwin.pow(x, y) }
+#endif

@@ -2,6 +2,7 @@ import Foundation
 import ParleyCall
 import ParleyCodecs
 import ParleyJitter
+import ParleySimulation
 
 private let netsimHelp = """
 Usage:

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCall
 import ParleyJitter
+import ParleySimulation
 
 /// `parley room`: a simulated call of the given participants, showing who is talking.
 let roomCommand = Command(

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCall
+import ParleySimulation
 
 // Output formats of `parley room`: the live grid, plain-text events, JSON lines, the report.
 

@@ -5,6 +5,7 @@ import ParleyJitter
 import ParleyRTP
 @testable import ParleyCall
 import ParleyDetect
+import ParleySimulation
 
 private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")

@@ -1,5 +1,6 @@
 import Testing
 @testable import ParleyCall
+import ParleySimulation
 
 @Test func virtualClockSleepJumpsToDeadlineAndNeverGoesBack() {
     let clock = VirtualMediaClock(start: MonotonicTime(nanoseconds: 5))

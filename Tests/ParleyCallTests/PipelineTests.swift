@@ -7,6 +7,7 @@ import ParleyRTP
 import ParleyVoice
 @testable import ParleyCall
 import ParleyDetect
+import ParleySimulation
 
 private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/speech/speech-16k.wav")

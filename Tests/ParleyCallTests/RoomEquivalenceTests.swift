@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ParleyJitter
 @testable import ParleyCall
+import ParleySimulation
 
 // The events of fixed rooms, recorded in Fixtures/room-events.txt: a room must keep giving the same
 // events (every kind, statistics included, in order) for the same participants, network and seed.

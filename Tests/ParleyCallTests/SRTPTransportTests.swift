@@ -4,6 +4,7 @@ import Testing
 import ParleyRTP
 import ParleySRTP
 @testable import ParleyCall
+import ParleySimulation
 
 private let speechPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/speech/speech-16k.wav").path

@@ -5,6 +5,7 @@ import ParleyJitter
 import ParleyMedia
 import ParleyRTP
 @testable import ParleyCall
+import ParleySimulation
 
 // A video sender and receiver joined by two simulated links (media forward, RTCP feedback
 // back), on a virtual clock in 5 ms steps: the sender encodes the sample video at 30 fps, the

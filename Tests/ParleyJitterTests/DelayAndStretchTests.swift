@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ParleyJitter
+import ParleySimulation
 
 @Test func delayQuantileMatchesAKnownDistribution() {
     var e = DelayEstimator(forgetFactor: 0.9999)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ParleyCodecs
 import ParleyJitter
+import ParleySimulation
 
 /// 20 ms Opus packets (48 kHz mono, FEC on) of a voiced signal with pauses.
 func opusTestFrames(count: Int) throws -> [[UInt8]] {

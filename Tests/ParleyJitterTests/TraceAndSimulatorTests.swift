@@ -1,5 +1,6 @@
 import Testing
 import ParleyJitter
+import ParleySimulation
 
 @Test func traceRoundTripsThroughCSV() throws {
     let rows = [TraceRow(sequence: 65_535, sendMs: 0, arrivalMs: 41.25),

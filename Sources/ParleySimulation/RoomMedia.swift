@@ -1,7 +1,7 @@
 // Loading a room participant's audio from a file.
 
+import ParleyCall
 import ParleyCore
-import ParleyJitter
 import ParleyDetect
 
 /// Why a participant's file cannot join a room.

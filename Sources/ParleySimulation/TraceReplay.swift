@@ -1,6 +1,7 @@
 /// What happened to one trace row in a replay.
 
 import ParleyCore
+import ParleyJitter
 
 public enum PacketOutcome: String, Sendable, Hashable, CaseIterable {
     /// Decoded and emitted.

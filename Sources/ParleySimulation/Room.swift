@@ -1,6 +1,7 @@
 // A simulated call room: every participant's audio through the full pipeline over a simulated
 // network, to one receiving client that shows who is talking.
 
+import ParleyCall
 import ParleyCore
 import ParleyJitter
 import ParleyRTP

@@ -203,18 +203,15 @@ public enum NetworkSimulator {
     private static func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
 }
 
-// Elementary functions without Foundation (ParleyJitter stays dependency-free).
-#if canImport(ParleyCore)
-import ParleyCore
-#endif
+// Elementary functions without Foundation.
 #if canImport(Glibc)
 import Glibc
-@inline(__always) func _log(_ x: Double) -> Double { Glibc.log(x) }
-@inline(__always) func _cos(_ x: Double) -> Double { Glibc.cos(x) }
-@inline(__always) func _pow(_ x: Double, _ y: Double) -> Double { Glibc.pow(x, y) }
+@inline(__always) private func _log(_ x: Double) -> Double { Glibc.log(x) }
+@inline(__always) private func _cos(_ x: Double) -> Double { Glibc.cos(x) }
+@inline(__always) private func _pow(_ x: Double, _ y: Double) -> Double { Glibc.pow(x, y) }
 #elseif canImport(Darwin)
 import Darwin
-@inline(__always) func _log(_ x: Double) -> Double { Darwin.log(x) }
-@inline(__always) func _cos(_ x: Double) -> Double { Darwin.cos(x) }
-@inline(__always) func _pow(_ x: Double, _ y: Double) -> Double { Darwin.pow(x, y) }
+@inline(__always) private func _log(_ x: Double) -> Double { Darwin.log(x) }
+@inline(__always) private func _cos(_ x: Double) -> Double { Darwin.cos(x) }
+@inline(__always) private func _pow(_ x: Double, _ y: Double) -> Double { Darwin.pow(x, y) }
 #endif
