@@ -253,6 +253,7 @@ public final class CallRoom {
             let fps = s.spec.videoFramesPerSecond
             let period = 1e9 / fps / (1 + s.spec.driftPpm * 1e-6)
             var videoID: MediaScheduler.StreamID?
+            var next: Int64 = 0
             videoID = scheduler.add("video-\(s.spec.name)",
                                     pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .dropLate)) { frames, now in
                 if s.ended {
@@ -263,7 +264,9 @@ public final class CallRoom {
                 v.feedbackHandle?.receive(until: now) { bytes, _ in
                     v.sender.receiveFeedback(bytes, at: now, over: &s.videoHandle!)
                 }
-                v.sender.skipped(frames.count - 1)
+                // Pictures the pacer skipped (the room was late) are not captured.
+                if frames.lowerBound > next { v.sender.skipped(Int(frames.lowerBound - next)) }
+                next = frames.upperBound
                 let k = frames.upperBound - 1
                 let captured = start.advanced(byNanoseconds: Int64((Double(k) * period).rounded()))
                 let ticks = UInt32(truncatingIfNeeded: Int64((Double(k) * 90_000 / fps).rounded()))

@@ -237,6 +237,7 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     let v = try #require(reports[1].video)
     #expect(reports[0].video == nil)
     #expect(v.framesCaptured >= 170 && v.framesEncoded == v.framesCaptured)
+    #expect(v.framesSkippedLate == 0)   // the virtual clock is never late
     #expect(v.framesShown > 100, "\(v)")
     #expect(v.framesShownUnsynchronized <= 3)
     #expect(v.framesOutsideWindow == 0 && v.maximumAbsoluteSkewMs <= 55, "\(v)")
@@ -253,4 +254,25 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     #expect(events.contains { $0.participant == name && $0.kind == .videoOn })
     #expect(events.contains { $0.participant == name && $0.kind == .videoOff })
     #expect(reports[1].audio.isBalanced)
+}
+
+@Test func aStalledRoomCountsTheVideoPicturesItSkipped() throws {
+    var participants = try loadConversation().map { p in
+        var q = p; q.samples = Array(q.samples.prefix(16_000 * 3)); return q
+    }
+    let video = conversation.deletingLastPathComponent().appendingPathComponent("video/sample.y4m")
+    try participants[1].attachVideo(path: video.path)
+    let clock = VirtualMediaClock()
+    let room = try CallRoom(participants: participants, configuration: RoomConfiguration(), clock: clock)
+    // The room's thread stalls once for 200 ms at 1 s: the 30 fps camera's late pictures are
+    // skipped (5 or 6 of them, by the stall's phase against the frame grid), not sent late.
+    var stalled = false
+    room.onFrame = { t in
+        if t >= 1, !stalled { stalled = true; clock.advance(byNanoseconds: 200_000_000) }
+    }
+    try room.run()
+    let v = try #require(room.reports[1].video)
+    #expect(stalled)
+    #expect((5...6).contains(v.framesSkippedLate), "\(v)")
+    #expect(v.framesCaptured > 0 && v.framesEncoded == v.framesCaptured)
 }
