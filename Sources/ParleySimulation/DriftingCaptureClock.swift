@@ -14,6 +14,7 @@ public struct DriftingCaptureClock: Sendable, Hashable {
     /// Nominal samples per second.
     public var sampleRate: Int
 
+    /// A clock whose sample 0 is captured at `origin`, running `driftPpm` off (within +-50 %).
     public init(origin: MonotonicTime, driftPpm: Double = 0, sampleRate: Int) {
         precondition(sampleRate > 0 && driftPpm > -500_000 && driftPpm < 500_000)
         self.origin = origin; self.driftPpm = driftPpm; self.sampleRate = sampleRate

@@ -1,10 +1,11 @@
 /// xoshiro256** (Blackman and Vigna): a small, fast, seedable generator. Seeded through
 /// SplitMix64 so every 64-bit seed gives a good state. Same seed, same numbers, everywhere.
-public struct Xoshiro256: RandomNumberGenerator, Sendable {
+/// The simulator's generator; package-visible for Parley's tests.
+package struct Xoshiro256: RandomNumberGenerator, Sendable {
     private var s0, s1, s2, s3: UInt64
 
     /// Creates a generator from `seed`.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         var x = seed
         func splitMix(_ x: inout UInt64) -> UInt64 {
             x &+= 0x9E37_79B9_7F4A_7C15
@@ -16,7 +17,8 @@ public struct Xoshiro256: RandomNumberGenerator, Sendable {
         s0 = splitMix(&x); s1 = splitMix(&x); s2 = splitMix(&x); s3 = splitMix(&x)
     }
 
-    public mutating func next() -> UInt64 {
+    /// The next 64 random bits.
+    package mutating func next() -> UInt64 {
         let result = ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
         let t = s1 << 17
         s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3
@@ -26,16 +28,16 @@ public struct Xoshiro256: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in [0, 1).
-    public mutating func uniform() -> Double { Double(next() >> 11) * (1.0 / 9_007_199_254_740_992.0) }
+    package mutating func uniform() -> Double { Double(next() >> 11) * (1.0 / 9_007_199_254_740_992.0) }
 
     /// Standard normal (Box-Muller).
-    public mutating func gaussian() -> Double {
+    package mutating func gaussian() -> Double {
         let u1 = max(uniform(), 1e-300), u2 = uniform()
         return (-2 * _log(u1)).squareRoot() * _cos(2 * Double.pi * u2)
     }
 
     /// Pareto with minimum `scale` and tail index `shape`.
-    public mutating func pareto(scale: Double, shape: Double) -> Double {
+    package mutating func pareto(scale: Double, shape: Double) -> Double {
         scale / _pow(max(1 - uniform(), 1e-300), 1 / shape)
     }
 }
@@ -51,6 +53,7 @@ public struct GilbertElliott: Sendable, Hashable {
     /// Loss probability in the bad state.
     public var lossInBad: Double
 
+    /// A chain with these transition and loss probabilities (each in 0...1).
     public init(goodToBad: Double, badToGood: Double, lossInGood: Double, lossInBad: Double) {
         self.goodToBad = goodToBad; self.badToGood = badToGood
         self.lossInGood = lossInGood; self.lossInBad = lossInBad
@@ -64,6 +67,7 @@ public struct GilbertElliott: Sendable, Hashable {
 public struct NetworkScenario: Sendable, Hashable {
     /// The jitter added to every packet.
     public enum Jitter: Sendable, Hashable {
+        /// No jitter: every packet takes ``NetworkScenario/baseDelayMs``.
         case none
         /// Normal with this standard deviation, truncated at 0.
         case gaussian(sigmaMs: Double)
@@ -75,9 +79,11 @@ public struct NetworkScenario: Sendable, Hashable {
     public var name: String
     /// One-way delay of the fastest packets.
     public var baseDelayMs: Double = 40
+    /// The jitter added to ``baseDelayMs``.
     public var jitter: Jitter = .none
-    /// Delay spikes per second (Poisson), their height, and whether packets queue behind.
+    /// Delay spikes per second (Poisson); packets sent during a spike leave when it ends.
     public var spikesPerSecond: Double = 0
+    /// How long a spike stalls the path, ms.
     public var spikeHeightMs: Double = 400
     /// Wi-Fi-like outliers: probability per packet that the link stalls (retransmissions,
     /// power save) for a uniform 40...250 ms; packets sent meanwhile queue behind it.
@@ -86,6 +92,7 @@ public struct NetworkScenario: Sendable, Hashable {
     public var loss: GilbertElliott?
     /// Probability a packet is held back by 1...`reorderMaxPackets` packet times.
     public var reorderProbability: Double = 0
+    /// The longest hold-back of a reordered packet, in packet times.
     public var reorderMaxPackets: Int = 10
     /// Probability a packet arrives twice.
     public var duplicateProbability: Double = 0
@@ -94,6 +101,7 @@ public struct NetworkScenario: Sendable, Hashable {
     /// Packet interval, ms.
     public var packetMs: Double = 20
 
+    /// A scenario called `name` with a 40 ms base delay, 20 ms packets and no impairment.
     public init(name: String) { self.name = name }
 
     /// The base scenarios.

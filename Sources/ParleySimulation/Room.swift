@@ -24,6 +24,7 @@ public struct RoomParticipant: Sendable {
     /// Frame rate of ``video``.
     public var videoFramesPerSecond = 30.0
 
+    /// A participant without video (attach a camera with ``attachVideo(path:)``).
     public init(name: ParticipantID, samples: [Int16], sampleRate: Int = 16_000, driftPpm: Double = 0,
                 mutedIntervals: [ClosedRange<Double>] = []) {
         self.name = name; self.samples = samples; self.sampleRate = sampleRate
@@ -54,6 +55,7 @@ public struct RoomConfiguration: Sendable {
     /// Dominant-speaker settings.
     public var activeSpeaker = ActiveSpeakerConfiguration()
 
+    /// A room over `network` (default: 40 ms one way, no jitter, no loss), seeded with `seed`.
     public init(network: NetworkScenario = .room(lossPercent: 0, jitterMs: 0), seed: UInt64 = 1, duration: Double? = nil) {
         self.network = network; self.seed = seed; self.duration = duration
     }
@@ -61,17 +63,22 @@ public struct RoomConfiguration: Sendable {
 
 /// The end-of-call figures of one participant.
 public struct RoomParticipantReport: Sendable {
+    /// The participant.
     public var name: ParticipantID
     /// Talk time, seconds, and talks started (by the receiver's analysis).
     public var talkTime: Double
     public var turns: Int
+    /// The receiver's audio figures, refined with what only the simulation knows (frames sent
+    /// and lost).
     public var audio: ParticipantAudioStatistics
     /// The capture clock's drift measured at the sender, ppm.
     public var measuredDriftPpm: Double?
     /// Send and receive stage counters.
     public var send: AudioSendStatistics
     public var receive: AudioReceiveStatistics
+    /// The participant's audio link.
     public var link: LinkStatistics
+    /// The receiver's jitter buffer for the participant.
     public var jitter: JitterBufferStatistics
     /// Video counters, for a participant with video.
     public var video: VideoStatistics?
@@ -166,7 +173,9 @@ final class RoomStream {
 /// Threading: ``run()`` blocks the calling thread; ``onEvent`` and ``onFrame`` are called on it.
 /// Subscribers of ``events`` may consume from any task.
 public final class CallRoom {
+    /// The room's settings.
     public let configuration: RoomConfiguration
+    /// The clock the room runs on.
     public let clock: any MediaClock
     /// Every event, as async sequences.
     public let events = CallEventHub()

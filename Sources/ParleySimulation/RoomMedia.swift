@@ -10,6 +10,7 @@ public struct RoomMediaError: Error, Sendable, CustomStringConvertible {
     public var path: String
     /// A sentence for the user.
     public var message: String
+    /// `PATH: MESSAGE`.
     public var description: String { "\(path): \(message)" }
 }
 

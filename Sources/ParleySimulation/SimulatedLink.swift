@@ -26,6 +26,7 @@ public struct LinkStatistics: Sendable, Hashable {
     public var mediaSent: Int { sent - controlSent }
     public var mediaLost: Int { lost - controlLost }
 
+    /// All counters zero.
     public init() {}
 }
 
@@ -62,6 +63,7 @@ public struct SimulatedLinkError: Error, Hashable, Sendable, CustomStringConvert
 public struct SimulatedLink: PacketTransport {
     /// The network condition (its `driftPpm` is applied to delays as the simulator does).
     public let scenario: NetworkScenario
+    /// The simulator's seed (chunk `c` draws with a seed derived from it and `c`).
     public let seed: UInt64
     /// Packets per simulator draw.
     public let chunkPackets: Int
@@ -69,6 +71,7 @@ public struct SimulatedLink: PacketTransport {
     public let capacity: Int
     /// Largest datagram, bytes.
     public let maximumDatagram: Int
+    /// What the link did so far.
     public private(set) var statistics = LinkStatistics()
 
     // Impairments of the current chunk: per packet, first and second (duplicate) delay, ms

@@ -1,10 +1,11 @@
-/// One row of a network trace: a packet's 16-bit RTP sequence number, its send (media) time
-/// and its arrival time on the receiver's clock, or `nil` when it was lost.
+// Network traces: one row per packet, and their CSV file format.
 
 #if canImport(ParleyCore)
 import ParleyCore
 #endif
 
+/// One row of a network trace: a packet's 16-bit RTP sequence number, its send (media) time
+/// and its arrival time on the receiver's clock, or `nil` when it was lost.
 public struct TraceRow: Sendable, Hashable {
     /// RTP sequence number (wraps at 65 536).
     public var sequence: UInt16
@@ -13,6 +14,7 @@ public struct TraceRow: Sendable, Hashable {
     /// Arrival on the receiver's clock, ms; `nil` for a lost packet.
     public var arrivalMs: Double?
 
+    /// A row for packet `sequence` sent at `sendMs` and arriving at `arrivalMs` (`nil`: lost).
     public init(sequence: UInt16, sendMs: Double, arrivalMs: Double?) {
         self.sequence = sequence; self.sendMs = sendMs; self.arrivalMs = arrivalMs
     }
@@ -31,6 +33,7 @@ public enum TraceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file is not UTF-8 text.
     case notText
 
+    /// A sentence for the user, with the line number.
     public var description: String {
         switch self {
         case .badHeader(let found): return "trace header must be 'seq,send_ms,arrival_ms', found '\(found.prefix(80))'"

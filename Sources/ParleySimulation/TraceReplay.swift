@@ -1,8 +1,10 @@
-/// What happened to one trace row in a replay.
+// Replaying a network trace through the jitter buffer, and the fixed-delay oracle it is
+// measured against.
 
 import ParleyCore
 import ParleyJitter
 
+/// What happened to one trace row in a replay.
 public enum PacketOutcome: String, Sendable, Hashable, CaseIterable {
     /// Decoded and emitted.
     case played
