@@ -33,7 +33,7 @@ public enum TraceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file is not UTF-8 text.
     case notText
 
-    /// A sentence for the user, with the line number.
+    /// A sentence for the user, with the line number where there is one.
     public var description: String {
         switch self {
         case .badHeader(let found): return "trace header must be 'seq,send_ms,arrival_ms', found '\(found.prefix(80))'"
