@@ -34,7 +34,7 @@ func opusTestFrames(count: Int) throws -> [[UInt8]] {
     var config = JitterBufferConfiguration()
     config.sampleRate = 48_000
     var decoder = try OpusJitterDecoder(sampleRate: 48_000, channels: 1)
-    let r = TraceReplay.run(trace, payloads: frames, configuration: config, decoder: &decoder)
+    let r = try TraceReplay.run(trace, payloads: frames, configuration: config, decoder: &decoder)
     let lost = trace.filter { $0.arrivalMs == nil }.count
     #expect(lost > 5)
     #expect(r.outcomes.filter { $0 == .lost }.count == lost)
