@@ -8,7 +8,7 @@ import ParleySimulation
 func opusTestFrames(count: Int) throws -> [[UInt8]] {
     var encoder = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
     encoder.inbandFEC = true
-    encoder.expectedPacketLossPercent = 10
+    try encoder.setExpectedPacketLossPercent(10)
     var frames: [[UInt8]] = []
     var pcm = [Int16](repeating: 0, count: 960)
     var packet = [UInt8](repeating: 0, count: 1500)
