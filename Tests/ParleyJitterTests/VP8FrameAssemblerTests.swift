@@ -28,7 +28,7 @@ private struct Packet {
 
 /// Packetizes frames at 300-byte payloads starting at `firstSeq`, 3000 ticks (30 fps) apart.
 private func packetize(_ frames: [[UInt8]], firstSeq: UInt16, nonReference: Set<Int> = []) -> [Packet] {
-    var p = VP8Packetizer(maxPayloadSize: 300, pictureID: 10)
+    var p = try! VP8Packetizer(maxPayloadSize: 300, pictureID: 10)  // > 4 bytes: cannot throw
     var out: [Packet] = []
     var seq = firstSeq
     for (n, f) in frames.enumerated() {
