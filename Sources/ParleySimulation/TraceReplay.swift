@@ -52,12 +52,14 @@ public enum TraceReplay {
     /// (`(send_ms - first send_ms) / packetMs`); its RTP timestamp is `send_ms` at the clock rate.
     /// Runs until every packet was put and the buffer has drained.
     ///
-    /// - Throws: ``JitterConfigurationError`` when `configuration` is out of range (see
-    ///   ``JitterBufferConfiguration/validate()``).
+    /// - Throws: ``JitterConfigurationError`` when `payloads` is empty or `configuration` is
+    ///   out of range (see ``JitterBufferConfiguration/validate()``).
     public static func run<D: JitterBufferDecoder & ~Copyable>(
         _ trace: [TraceRow], payloads: [[UInt8]], configuration: JitterBufferConfiguration, decoder: inout D
     ) throws(JitterConfigurationError) -> ReplayResult {
-        precondition(!payloads.isEmpty, "need at least one payload")
+        guard !payloads.isEmpty else {
+            throw .outOfRange(parameter: "payloads", value: "[]", allowed: "at least one payload")
+        }
         var buffer = try AudioJitterBuffer(configuration: configuration)
         var outcomes = [PacketOutcome](repeating: .lost, count: trace.count)
         var playout = [Double?](repeating: nil, count: trace.count)

@@ -99,3 +99,17 @@ func oracleFitsClockDrift(ppm: Double) {
 }
 
 import Foundation
+
+@Test func replayWithoutPayloadsIsAnError() throws {
+    let rows = NetworkSimulator.generate(NetworkScenario.named("pareto-loss-dup")!, seed: 4, seconds: 1)
+    var c = JitterBufferConfiguration()
+    c.sampleRate = 16_000
+    var decoder = try LinearPCMDecoder(sampleRate: 16_000)
+    #expect(throws: JitterConfigurationError.outOfRange(parameter: "payloads", value: "[]", allowed: "at least one payload")) {
+        try TraceReplay.run(rows, payloads: [], configuration: c, decoder: &decoder)
+    }
+    c.frameMs = 30
+    #expect(throws: JitterConfigurationError.self) {
+        try TraceReplay.run(rows, payloads: [[UInt8](repeating: 0, count: 640)], configuration: c, decoder: &decoder)
+    }
+}
