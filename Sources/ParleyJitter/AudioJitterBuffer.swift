@@ -126,7 +126,7 @@ public struct AudioJitterBuffer: Sendable {
         segments.reserveCapacity(64)
         playedPackets = []
         playedPackets.reserveCapacity(16)
-        estimator = DelayEstimator(forgetFactor: c.forgetFactor)
+        estimator = DelayEstimator(validated: c)
         targetMs = c.initialDelayMs
         waitMs = c.initialDelayMs
     }

@@ -68,8 +68,8 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
 
     /// Checks the values an ``AudioJitterBuffer`` needs: `capacity` a power of two of at least
     /// 8; `sampleRate` positive and `clockRate` a whole multiple of it; `frameMs` 10 or 20;
-    /// `channels`, `maximumPayloadBytes` and `packetMs` positive; `quantile` in the open interval
-    /// (0, 1); `minimumDelayMs` at most `maximumDelayMs`.
+    /// `channels`, `maximumPayloadBytes`, `packetMs` and `maximumPacketMs` positive; `quantile`
+    /// and `forgetFactor` in the open interval (0, 1); `minimumDelayMs` at most `maximumDelayMs`.
     ///
     /// - Throws: ``JitterConfigurationError`` naming the first value out of range.
     public func validate() throws(JitterConfigurationError) {
@@ -87,6 +87,10 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
         guard channels >= 1 else { throw reject("channels", channels, ">= 1") }
         guard maximumPayloadBytes > 0 else { throw reject("maximumPayloadBytes", maximumPayloadBytes, "> 0") }
         guard packetMs > 0 else { throw reject("packetMs", packetMs, "> 0") }
+        guard maximumPacketMs > 0 else { throw reject("maximumPacketMs", maximumPacketMs, "> 0") }
+        guard forgetFactor > 0 && forgetFactor < 1 else {
+            throw reject("forgetFactor", forgetFactor, "0 < forgetFactor < 1")
+        }
         guard quantile > 0 && quantile < 1 else { throw reject("quantile", quantile, "0 < quantile < 1") }
         guard minimumDelayMs <= maximumDelayMs else {
             throw reject("minimumDelayMs", minimumDelayMs, "<= maximumDelayMs \(maximumDelayMs)")

@@ -26,6 +26,9 @@ import ParleyJitter
         #expect(rejected { $0.quantile = 1 } == "quantile")
         #expect(rejected { $0.quantile = 0 } == "quantile")
         #expect(rejected { $0.minimumDelayMs = 3_000 } == "minimumDelayMs")
+        #expect(rejected { $0.maximumPacketMs = 0 } == "maximumPacketMs")
+        #expect(rejected { $0.forgetFactor = 1 } == "forgetFactor")
+        #expect(rejected { $0.forgetFactor = 0 } == "forgetFactor")
         #expect(JitterConfigurationError.outOfRange(parameter: "frameMs", value: "30", allowed: "10 or 20")
             .description == "frameMs 30 is not allowed (10 or 20)")
         // Good settings still make a buffer.
