@@ -57,7 +57,12 @@ public struct ParticipantTalkTracker: @unchecked Sendable {
             resampler = nil
         } else {
             vadRate = 16_000
-            let r = Resampler(inputRate: sampleRate, outputRate: vadRate, maxInputFrames: Self.resampleBlock)
+            let r: Resampler
+            do {
+                r = try Resampler(inputRate: sampleRate, outputRate: vadRate, maxInputFrames: Self.resampleBlock)
+            } catch {
+                throw .unsupportedSampleRate(sampleRate)
+            }
             scratch = [Float](repeating: 0, count: r.maxOutputFrames(forInput: Self.resampleBlock))
             resampler = r
         }

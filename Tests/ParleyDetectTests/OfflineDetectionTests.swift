@@ -279,7 +279,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
 @Test(.enabled(if: hasSampleMedia), arguments: [4, 5])
 func resampledRatesGiveTheSameResultOfflineAndLive(seed: UInt64) throws {
     let (speech, rate, _) = try readAll(try mediaFiles()[0])
-    var resampler = Resampler(inputRate: rate, outputRate: 44_100, maxInputFrames: speech.count)
+    var resampler = try Resampler(inputRate: rate, outputRate: 44_100, maxInputFrames: speech.count)
     var at44 = [Float](repeating: 0, count: resampler.maxOutputFrames(forInput: speech.count) + 64)
     var n = resampler.process(speech, into: &at44)
     n += at44.withUnsafeMutableBufferPointer { resampler.flush(into: UnsafeMutableBufferPointer(rebasing: $0[n...])) }
