@@ -186,7 +186,7 @@ private func opusBenchmarks(_ speech: [Int16]) -> [Benchmark] {
         return sum
     }
     let swiftEncoder = OpusEncoderBox(try! OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip))
-    swiftEncoder.encoder.bitrate = Int(opusBitrate)
+    try! swiftEncoder.encoder.setBitrate(Int(opusBitrate))  // a fixed, valid rate
     let swiftPacket = UnsafeMutableRawBufferPointer.allocate(byteCount: 4000, alignment: 1)
     let encodeSwift = { (frames: Range<Int>) -> UInt64 in
         var sum: UInt64 = 0

@@ -175,8 +175,9 @@ final class JitterComparison {
             for seed in jitterBenchSeeds {
                 let trace = NetworkSimulator.generate(scenario, seed: seed, seconds: jitterBenchSeconds,
                                                       firstSequence: UInt16(truncatingIfNeeded: seed &* 7919))
-                var decoder = LinearPCMDecoder(sampleRate: config.sampleRate)
-                let result = TraceReplay.run(trace, payloads: payloads, configuration: config, decoder: &decoder)
+                // A fixed, valid configuration (jitterBenchConfiguration()).
+                var decoder = try! LinearPCMDecoder(sampleRate: config.sampleRate)
+                let result = try! TraceReplay.run(trace, payloads: payloads, configuration: config, decoder: &decoder)
                 let pRate = result.lateLossRate
                 parley[name, default: []].append(JitterScore(
                     lateLossPercent: 100 * pRate,
@@ -284,8 +285,8 @@ func jitterTimingBenchmarks() -> [Benchmark] {
     }
     let parleyRow = Benchmark(name: "jitter/parley-put-get", unit: .nsPerPacket, baseline: "jitter/speex-put-get",
                               iterations: packets) {
-        var jb = AudioJitterBuffer(configuration: config)
-        var decoder = LinearPCMDecoder(sampleRate: config.sampleRate)
+        var jb = try! AudioJitterBuffer(configuration: config)  // a fixed, valid configuration
+        var decoder = try! LinearPCMDecoder(sampleRate: config.sampleRate)
         var out = [Int16](repeating: 0, count: config.frameSamples)
         var sum: UInt64 = 0
         payload.withUnsafeBytes { bytes in

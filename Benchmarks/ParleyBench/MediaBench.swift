@@ -94,7 +94,7 @@ private final class SoxrStream {
 private func resampleBenchmarks() -> [Benchmark] {
     let input = speech48k()
     let blocks = input.count / 480
-    var resampler = Resampler(inputRate: 48_000, outputRate: 16_000, maxInputFrames: 480)
+    var resampler = try! Resampler(inputRate: 48_000, outputRate: 16_000, maxInputFrames: 480)  // valid settings
     var out = [Float](repeating: 0, count: resampler.maxOutputFrames(forInput: 480))
     let swift = Benchmark(name: "media/resample-48k-to-16k", baseline: "media/resample-48k-to-16k-soxr-mq",
                           iterations: blocks) {
@@ -109,7 +109,7 @@ private func resampleBenchmarks() -> [Benchmark] {
         }
         return sum
     }
-    var fastResampler = Resampler(inputRate: 48_000, outputRate: 16_000, maxInputFrames: 480,
+    var fastResampler = try! Resampler(inputRate: 48_000, outputRate: 16_000, maxInputFrames: 480,
                                   aliasIntoTransitionBand: true)
     var fastOut = out
     let fast = Benchmark(name: "media/resample-48k-to-16k-fast", baseline: "media/resample-48k-to-16k-soxr-mq",

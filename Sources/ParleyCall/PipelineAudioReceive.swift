@@ -139,13 +139,15 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     public private(set) var lastPlayed: (timestamp: UInt32, at: MonotonicTime)?
 
     /// Creates the pipeline around `decoder` (producing ``AudioReceiveConfiguration/sampleRate``).
-    /// - Throws: ``VADError`` for a rate the VAD does not take.
+    /// - Throws: ``VADError`` for a rate the VAD does not take; ``JitterConfigurationError`` when
+    ///   ``AudioReceiveConfiguration/effectiveJitterBuffer`` is out of range.
     public init(configuration: AudioReceiveConfiguration = .init(), decoder: consuming Decoder) throws {
         let vad = try VoiceActivityDetector(sampleRate: configuration.sampleRate)
+        let buffer = try AudioJitterBuffer(configuration: configuration.effectiveJitterBuffer)
         self.configuration = configuration
         self.decoder = decoder
         self.vad = vad
-        buffer = AudioJitterBuffer(configuration: configuration.effectiveJitterBuffer)
+        self.buffer = buffer
         talk = TalkDetector()
         pcm = [Int16](repeating: 0, count: configuration.frameSamples)
         floats = [Float](repeating: 0, count: configuration.frameSamples)

@@ -104,13 +104,14 @@ public struct AudioSendPipeline: ~Copyable {
     public let ntpOffset: Double
 
     /// Creates the pipeline. `ntpOffset` maps monotonic seconds to the sender's NTP wall clock.
-    /// - Throws: ``OpusError`` or ``VADError`` for an unsupported rate.
+    /// - Throws: ``OpusError`` or ``VADError`` for an unsupported rate; ``OpusError`` for a
+    ///   bitrate outside 500...512_000 bit/s or an expected loss outside 0...100 %.
     public init(configuration: AudioSendConfiguration = .init(), ntpOffset: Double = 3_900_000_000) throws {
         var encoder = try OpusEncoder(sampleRate: configuration.sampleRate, channels: configuration.channels,
                                       application: configuration.application)
-        encoder.bitrate = configuration.bitrate
+        try encoder.setBitrate(configuration.bitrate)
         encoder.inbandFEC = configuration.inbandFEC
-        encoder.expectedPacketLossPercent = configuration.expectedLossPercent
+        try encoder.setExpectedPacketLossPercent(configuration.expectedLossPercent)
         encoder.dtx = configuration.dtx
         let vad = try VoiceActivityDetector(sampleRate: configuration.sampleRate)
         self.configuration = configuration

@@ -477,7 +477,7 @@ public struct VideoReceivePipeline: ~Copyable {
     public let feedback: VideoReceiveFeedbackConfiguration
 
     // Reception statistics of the sender's stream (RFC 3550 A.1/A.3), for receiver reports.
-    private var source = RTPSourceStatistics(clockRate: 90_000)
+    private var source = try! RTPSourceStatistics(clockRate: VP8RTP.clockRate)  // 90 kHz: positive, cannot throw
     private var mediaSSRC: UInt32?
     private var nextReportAt: MonotonicTime?
     // Missing packets: slot = extended sequence & mask.

@@ -168,14 +168,20 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
 
     // MARK: Settings and state
 
-    /// Output gain in Q8 dB (256 = +1 dB), -32768...32767 (`OPUS_SET_GAIN`). Default 0.
-    public var gainQ8dB: Int {
-        get { ctlGet(parley_opus_decoder_get_gain, "OPUS_GET_GAIN") }
-        set {
-            precondition((-32768...32767).contains(newValue), "gain \(newValue) outside -32768...32767")
-            let r = parley_opus_decoder_set_gain(state, opus_int32(newValue))
-            precondition(r == OPUS_OK, "OPUS_SET_GAIN failed")
+    /// Output gain in Q8 dB (256 = +1 dB), -32768...32767 (`OPUS_GET_GAIN`). Default 0. Set it
+    /// with ``setGainQ8dB(_:)``.
+    public var gainQ8dB: Int { ctlGet(parley_opus_decoder_get_gain, "OPUS_GET_GAIN") }
+
+    /// Sets ``gainQ8dB`` (`OPUS_SET_GAIN`).
+    ///
+    /// - Throws: ``OpusError`` (`OPUS_BAD_ARG`) when `gain` is outside -32768...32767; the gain
+    ///   is then unchanged.
+    public mutating func setGainQ8dB(_ gain: Int) throws(OpusError) {
+        guard (-32768...32767).contains(gain) else {
+            throw OpusError(code: OPUS_BAD_ARG, operation: "OPUS_SET_GAIN", detail: "gain \(gain) outside -32768...32767")
         }
+        let r = parley_opus_decoder_set_gain(state, opus_int32(gain))
+        precondition(r == OPUS_OK, "OPUS_SET_GAIN failed")
     }
 
     /// Samples per channel of the last packet decoded or concealed

@@ -67,12 +67,13 @@ public enum OpusBitrateMode: Hashable, Sendable, CaseIterable {
 /// Supports 8, 12, 16, 24 and 48 kHz, mono or stereo, and frames of 2.5 to 120 ms. Encoding
 /// writes into a caller-provided buffer and allocates nothing; ``maxPacketSize`` bytes always
 /// suffice. Settings are properties that call libopus's `OPUS_SET_*`/`OPUS_GET_*` requests, so
-/// reading one returns what libopus holds. Out-of-range setting values are programming errors
-/// and trap; bad audio (wrong frame size, non-finite samples) throws ``OpusError``.
+/// reading one returns what libopus holds. Settings with a limited range (bitrate, complexity,
+/// expected loss) are changed through throwing `set...` methods; an out-of-range value, like bad
+/// audio (wrong frame size or format, non-finite samples), throws ``OpusError``.
 ///
 /// ```swift
 /// var encoder = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
-/// encoder.bitrate = 32_000
+/// try encoder.setBitrate(32_000)
 /// var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
 /// let bytes = try encoder.encode(pcm20ms, into: &packet)    // 960 Int16 samples
 /// ```
@@ -181,10 +182,16 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
         return try result.get()
     }
 
-    /// Encodes an audio frame; its format must match the encoder's (traps otherwise).
+    /// Encodes an audio frame; its format must match the encoder's.
+    ///
+    /// - Throws: ``OpusError`` (`OPUS_BAD_ARG`) when the frame's rate or channel count differs
+    ///   from the encoder's, or for the reasons of the array overload.
     public mutating func encode<S: AudioSample>(_ frame: AudioFrame<S>, into packet: inout [UInt8]) throws(OpusError) -> Int {
-        precondition(frame.format.sampleRate == sampleRate && frame.format.channels == channels,
-                     "frame format \(frame.format) does not match the encoder (\(sampleRate) Hz, \(channels) ch)")
+        guard frame.format.sampleRate == sampleRate && frame.format.channels == channels else {
+            throw OpusError(code: OPUS_BAD_ARG, operation: "opus_encode",
+                            detail: "frame format \(frame.format) does not match the encoder "
+                                + "(\(sampleRate) Hz, \(channels) ch)")
+        }
         return try encode(frame.samples, into: &packet)
     }
 
@@ -220,12 +227,24 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
 
     /// Target bitrate in bits per second, 500...512_000 (`OPUS_SET_BITRATE`/`OPUS_GET_BITRATE`).
     /// Default: libopus's automatic choice from rate and channels (reads back as the value it
-    /// computes); 32_000 is a good mono wideband speech setting, 24_000 still clear.
-    public var bitrate: Int {
-        get { ctlGet(parley_opus_encoder_get_bitrate, "OPUS_GET_BITRATE") }
-        set {
-            precondition((500...512_000).contains(newValue), "bitrate \(newValue) outside 500...512000 bit/s")
-            ctlSet(parley_opus_encoder_set_bitrate, newValue, "OPUS_SET_BITRATE")
+    /// computes); 32_000 is a good mono wideband speech setting, 24_000 still clear. Set it with
+    /// ``setBitrate(_:)``.
+    public var bitrate: Int { ctlGet(parley_opus_encoder_get_bitrate, "OPUS_GET_BITRATE") }
+
+    /// Sets ``bitrate``, in bits per second.
+    ///
+    /// - Throws: ``OpusError`` (`OPUS_BAD_ARG`) when `bitsPerSecond` is outside 500...512_000;
+    ///   the bitrate is then unchanged.
+    public mutating func setBitrate(_ bitsPerSecond: Int) throws(OpusError) {
+        try Self.check(bitsPerSecond, in: 500...512_000, "bitrate", unit: " bit/s", operation: "OPUS_SET_BITRATE")
+        ctlSet(parley_opus_encoder_set_bitrate, bitsPerSecond, "OPUS_SET_BITRATE")
+    }
+
+    private static func check(_ value: Int, in range: ClosedRange<Int>, _ name: String, unit: String = "",
+                              operation: String) throws(OpusError) {
+        guard range.contains(value) else {
+            throw OpusError(code: OPUS_BAD_ARG, operation: operation,
+                            detail: "\(name) \(value)\(unit) outside \(range.lowerBound)...\(range.upperBound)")
         }
     }
 
@@ -251,13 +270,17 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     }
 
     /// Computational complexity 0 (fastest) ... 10 (best) (`OPUS_SET_COMPLEXITY`). Default 9
-    /// in libopus 1.3 (10 before); 5 or more keeps speech quality on a busy core.
-    public var complexity: Int {
-        get { ctlGet(parley_opus_encoder_get_complexity, "OPUS_GET_COMPLEXITY") }
-        set {
-            precondition((0...10).contains(newValue), "complexity \(newValue) outside 0...10")
-            ctlSet(parley_opus_encoder_set_complexity, newValue, "OPUS_SET_COMPLEXITY")
-        }
+    /// in libopus 1.3 (10 before); 5 or more keeps speech quality on a busy core. Set it with
+    /// ``setComplexity(_:)``.
+    public var complexity: Int { ctlGet(parley_opus_encoder_get_complexity, "OPUS_GET_COMPLEXITY") }
+
+    /// Sets ``complexity``.
+    ///
+    /// - Throws: ``OpusError`` (`OPUS_BAD_ARG`) when `complexity` is outside 0...10; the
+    ///   setting is then unchanged.
+    public mutating func setComplexity(_ complexity: Int) throws(OpusError) {
+        try Self.check(complexity, in: 0...10, "complexity", operation: "OPUS_SET_COMPLEXITY")
+        ctlSet(parley_opus_encoder_set_complexity, complexity, "OPUS_SET_COMPLEXITY")
     }
 
     /// In-band forward error correction (`OPUS_SET_INBAND_FEC`): each SILK/hybrid packet also
@@ -270,13 +293,18 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     }
 
     /// Expected packet loss, 0...100 % (`OPUS_SET_PACKET_LOSS_PERC`): makes the encoder more
-    /// robust (and sizes FEC). Default 0.
+    /// robust (and sizes FEC). Default 0. Set it with ``setExpectedPacketLossPercent(_:)``.
     public var expectedPacketLossPercent: Int {
-        get { ctlGet(parley_opus_encoder_get_packet_loss_perc, "OPUS_GET_PACKET_LOSS_PERC") }
-        set {
-            precondition((0...100).contains(newValue), "packet loss \(newValue)% outside 0...100")
-            ctlSet(parley_opus_encoder_set_packet_loss_perc, newValue, "OPUS_SET_PACKET_LOSS_PERC")
-        }
+        ctlGet(parley_opus_encoder_get_packet_loss_perc, "OPUS_GET_PACKET_LOSS_PERC")
+    }
+
+    /// Sets ``expectedPacketLossPercent``.
+    ///
+    /// - Throws: ``OpusError`` (`OPUS_BAD_ARG`) when `percent` is outside 0...100; the setting
+    ///   is then unchanged.
+    public mutating func setExpectedPacketLossPercent(_ percent: Int) throws(OpusError) {
+        try Self.check(percent, in: 0...100, "packet loss", unit: "%", operation: "OPUS_SET_PACKET_LOSS_PERC")
+        ctlSet(parley_opus_encoder_set_packet_loss_perc, percent, "OPUS_SET_PACKET_LOSS_PERC")
     }
 
     /// Discontinuous transmission (`OPUS_SET_DTX`): during silence, packets of 1-2 bytes that

@@ -45,11 +45,12 @@ public struct OfflineDetector: Sendable {
     /// Settings of the VAD and the talk detector, the same as a live call's.
     public var configuration: TalkTrackerConfiguration
     /// Samples per channel read per block. Default 4096: large enough to amortise the read
-    /// call, small enough to keep the working set in cache (64 KiB per stereo block).
+    /// call, small enough to keep the working set in cache (64 KiB per stereo block). Must be
+    /// positive: ``analyze(_:onFrame:onProgress:)`` throws otherwise.
     public var blockFrames: Int
 
+    /// Stores the settings; ``analyze(_:onFrame:onProgress:)`` checks them.
     public init(configuration: TalkTrackerConfiguration = .init(), blockFrames: Int = 4096) {
-        precondition(blockFrames > 0, "blockFrames must be positive")
         self.configuration = configuration
         self.blockFrames = blockFrames
     }
@@ -64,13 +65,29 @@ public struct OfflineDetector: Sendable {
     ///     the total the header announces (if any).
     /// - Returns: the tracks and the issues that did not stop the analysis (truncation,
     ///   NaN samples, no speech).
-    /// - Throws: ``OfflineDetectionError`` when nothing could be analysed.
+    /// - Throws: ``OfflineDetectionError`` when nothing could be analysed; of kind
+    ///   ``OfflineDetectionError/Kind/invalidConfiguration`` when ``blockFrames`` is not
+    ///   positive or the talk detector's settings are out of range.
     public func analyze(_ request: OfflineDetectionRequest,
                         onFrame: (_ track: Int, _ frameIndex: Int, _ probability: Float) -> Void = { _, _, _ in },
                         onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void = { _, _ in })
         throws(OfflineDetectionError) -> OfflineFileAnalysis {
+        try validate(request)
         var source = try openOfflineAudioFile(request)
         return try analyze(&source, request: request, onFrame: onFrame, onProgress: onProgress)
+    }
+
+    private func validate(_ request: OfflineDetectionRequest) throws(OfflineDetectionError) {
+        guard blockFrames > 0 else {
+            throw OfflineDetectionError(.invalidConfiguration, path: request.path,
+                                        message: "blockFrames \(blockFrames) must be positive")
+        }
+        do {
+            try configuration.talk.validate()
+        } catch {
+            throw OfflineDetectionError(.invalidConfiguration, path: request.path,
+                                        message: "invalid talk detector configuration: \(error)")
+        }
     }
 
     /// Analyses any ``OfflineAudioSource`` (the file path above, in-memory audio in tests).
@@ -79,6 +96,7 @@ public struct OfflineDetector: Sendable {
         onFrame: (_ track: Int, _ frameIndex: Int, _ probability: Float) -> Void,
         onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void
     ) throws(OfflineDetectionError) -> OfflineFileAnalysis {
+        try validate(request)
         let channels = source.channels, rate = source.sampleRate
         let perChannel = request.channelMode == .perChannel
         let trackCount = perChannel ? channels : 1

@@ -57,7 +57,12 @@ public struct ParticipantTalkTracker: @unchecked Sendable {
             resampler = nil
         } else {
             vadRate = 16_000
-            let r = Resampler(inputRate: sampleRate, outputRate: vadRate, maxInputFrames: Self.resampleBlock)
+            let r: Resampler
+            do {
+                r = try Resampler(inputRate: sampleRate, outputRate: vadRate, maxInputFrames: Self.resampleBlock)
+            } catch {
+                throw .unsupportedSampleRate(sampleRate)
+            }
             scratch = [Float](repeating: 0, count: r.maxOutputFrames(forInput: Self.resampleBlock))
             resampler = r
         }
@@ -66,7 +71,11 @@ public struct ParticipantTalkTracker: @unchecked Sendable {
         } catch {
             throw .unsupportedSampleRate(sampleRate)
         }
-        talk = TalkDetector(configuration: configuration.talk)
+        do {
+            talk = try TalkDetector(configuration: configuration.talk)
+        } catch {
+            throw .invalidTalkConfiguration(error)
+        }
     }
 
     /// Non-finite input samples seen (the VAD analyses them as silence).
@@ -139,10 +148,13 @@ public struct ParticipantTalkTracker: @unchecked Sendable {
 public enum TalkTrackerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The rate is not positive or cannot be converted.
     case unsupportedSampleRate(Int)
+    /// The talk detector's settings are out of range.
+    case invalidTalkConfiguration(TalkDetectorConfigurationError)
 
     public var description: String {
         switch self {
         case let .unsupportedSampleRate(r): "unsupported sample rate \(r) Hz"
+        case let .invalidTalkConfiguration(e): "invalid talk detector configuration: \(e)"
         }
     }
 }

@@ -105,6 +105,9 @@ public struct OfflineDetectionError: Error, Sendable, Equatable, CustomStringCon
         case readFailed
         /// The file's rate or channel count cannot be analysed.
         case unsupportedAudio
+        /// The detector's settings are out of range (``OfflineDetector/blockFrames`` or the
+        /// talk detector's); the file was not opened.
+        case invalidConfiguration
     }
 
     /// The kind of failure.

@@ -78,10 +78,10 @@ public struct V4L2Request: Hashable, Sendable {
     /// Longest wait for a picture, in milliseconds (default 2000).
     public var timeoutMilliseconds: Int
 
+    /// Stores the request; ``V4L2Capture/init(device:request:)`` checks it (a positive frame
+    /// rate, at least two buffers).
     public init(size: FrameSize = FrameSize(width: 640, height: 480), framesPerSecond: Double = 30,
                 minimumFramesPerSecond: Double? = nil, bufferCount: Int = 3, timeoutMilliseconds: Int = 2000) {
-        precondition(framesPerSecond > 0, "frame rate must be positive")
-        precondition(bufferCount >= 2, "streaming needs at least two buffers")
         self.size = size
         self.framesPerSecond = framesPerSecond
         self.minimumFramesPerSecond = minimumFramesPerSecond ?? framesPerSecond
@@ -157,8 +157,18 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
     private var firstCapture: MonotonicTime?
 
     /// Opens `device` and starts streaming as `request` asks.
-    /// - Throws: ``V4L2Error``; see ``V4L2Error/Kind`` for each case.
+    /// - Throws: ``V4L2Error``; see ``V4L2Error/Kind`` for each case
+    ///   (``V4L2Error/Kind/invalidRequest`` for a frame rate that is not positive or fewer than
+    ///   two buffers, before the device is opened).
     public init(device: String, request: V4L2Request = V4L2Request()) throws(V4L2Error) {
+        guard request.framesPerSecond > 0 else {
+            throw V4L2Error(kind: .invalidRequest, device: device, operation: "request",
+                            detail: "frame rate \(request.framesPerSecond) is not positive")
+        }
+        guard request.bufferCount >= 2 else {
+            throw V4L2Error(kind: .invalidRequest, device: device, operation: "request",
+                            detail: "\(request.bufferCount) buffers; streaming needs at least two")
+        }
         let fd = try V4L2.open(device)
         var handle = V4L2Handle(fd: fd)
         let caps = try V4L2.queryCapabilities(fd, device: device)

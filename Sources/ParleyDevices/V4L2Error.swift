@@ -26,6 +26,9 @@ public struct V4L2Error: Error, Sendable, Equatable, CustomStringConvertible {
         case rateNotOffered
         /// No picture within the timeout.
         case timeout
+        /// The ``V4L2Request`` itself is out of range (a frame rate that is not positive, fewer
+        /// than two buffers); the device was not opened.
+        case invalidRequest
         /// Any other failure; see ``V4L2Error/errno``.
         case other
     }
@@ -77,6 +80,7 @@ public struct V4L2Error: Error, Sendable, Equatable, CustomStringConvertible {
         case .sizeNotOffered: return "choose one of the offered sizes"
         case .rateNotOffered: return "choose an offered frame rate, or a smaller size (cameras often slow down at large sizes)"
         case .timeout: return "the camera delivered no picture; check lighting/privacy shutter and the USB connection"
+        case .invalidRequest: return "ask for a positive frame rate and at least two buffers"
         case .other: return "see the system error"
         }
     }

@@ -31,8 +31,14 @@ public struct PacedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copya
     private let clock: any MediaClock
     private var start: MonotonicTime?
 
-    public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock()) {
-        precondition(provider.framesPerSecond > 0, "frame rate must be positive")
+    /// Paces `provider`'s pictures on `clock`.
+    ///
+    /// - Throws: ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` when the provider's
+    ///   frame rate is not positive.
+    public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock())
+        throws(VideoSourceConfigurationError) {
+        let fps = provider.framesPerSecond
+        guard fps > 0 else { throw .frameRateNotPositive(fps) }
         self.provider = provider
         self.clock = clock
     }
@@ -109,8 +115,13 @@ public struct MovingPatternProvider: VideoFrameProvider {
     public let speed: Int
     private var index = 0
 
-    public init(width: Int, height: Int, framesPerSecond: Double = 30, frameCount: Int? = nil, speed: Int = 2) {
-        precondition(width > 0 && height > 0, "size must be positive")
+    /// A pattern of `width` x `height` pixels at `framesPerSecond`.
+    ///
+    /// - Throws: ``VideoSourceConfigurationError/sizeNotPositive(width:height:)`` when `width`
+    ///   or `height` is not positive.
+    public init(width: Int, height: Int, framesPerSecond: Double = 30, frameCount: Int? = nil, speed: Int = 2)
+        throws(VideoSourceConfigurationError) {
+        guard width > 0 && height > 0 else { throw .sizeNotPositive(width: width, height: height) }
         self.width = width
         self.height = height
         self.framesPerSecond = framesPerSecond
@@ -171,9 +182,11 @@ public typealias PatternSource = PacedVideoSource<MovingPatternProvider>
 extension PacedVideoSource where Provider == MovingPatternProvider {
     /// A moving test pattern of `width` x `height` at `framesPerSecond`, endless unless
     /// `frameCount` is given.
+    ///
+    /// - Throws: ``VideoSourceConfigurationError`` when the size or the frame rate is not positive.
     public init(width: Int, height: Int, framesPerSecond: Double = 30, frameCount: Int? = nil,
-                clock: any MediaClock = SystemMediaClock()) {
-        self.init(MovingPatternProvider(width: width, height: height, framesPerSecond: framesPerSecond,
+                clock: any MediaClock = SystemMediaClock()) throws(VideoSourceConfigurationError) {
+        try self.init(MovingPatternProvider(width: width, height: height, framesPerSecond: framesPerSecond,
                                         frameCount: frameCount), clock: clock)
     }
 }

@@ -88,14 +88,22 @@ public struct AudioJitterBuffer: Sendable {
         var arrivalMs: Double
     }
 
+    /// Creates a buffer with the default settings; all memory it will use is allocated here.
+    public init() {
+        self.init(validated: JitterBufferConfiguration())
+    }
+
     /// Creates a buffer; all memory it will use is allocated here.
-    public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration()) {
+    ///
+    /// - Throws: ``JitterConfigurationError`` when a setting is out of range (see
+    ///   ``JitterBufferConfiguration/validate()``).
+    public init(configuration: JitterBufferConfiguration) throws(JitterConfigurationError) {
+        try configuration.validate()
+        self.init(validated: configuration)
+    }
+
+    private init(validated configuration: JitterBufferConfiguration) {
         let c = configuration
-        precondition(c.capacity >= 8 && c.capacity & (c.capacity - 1) == 0, "capacity must be a power of two >= 8")
-        precondition(c.sampleRate > 0 && c.clockRate % c.sampleRate == 0, "clockRate must be a multiple of sampleRate")
-        precondition(c.frameMs == 10 || c.frameMs == 20, "frames are 10 or 20 ms")
-        precondition(c.channels >= 1 && c.maximumPayloadBytes > 0 && c.packetMs > 0)
-        precondition(c.quantile > 0 && c.quantile < 1 && c.minimumDelayMs <= c.maximumDelayMs)
         self.configuration = c
         sequenceValidator = RTPSequenceValidator(maxDropout: c.maximumDropout, maxMisorder: c.maximumMisorder,
                                                  probationPackets: 0, restartConfirmation: .nextArrival)
@@ -118,7 +126,7 @@ public struct AudioJitterBuffer: Sendable {
         segments.reserveCapacity(64)
         playedPackets = []
         playedPackets.reserveCapacity(16)
-        estimator = DelayEstimator(forgetFactor: c.forgetFactor)
+        estimator = DelayEstimator(validated: c)
         targetMs = c.initialDelayMs
         waitMs = c.initialDelayMs
     }

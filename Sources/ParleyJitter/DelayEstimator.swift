@@ -42,11 +42,33 @@ public struct DelayEstimator: Sendable {
     /// Intercept of the drift line, ms.
     public private(set) var intercept = Double.nan
 
+    /// Creates an estimator with the defaults: a forget factor of 0.998 and the drift line fitted
+    /// over 16 minimum windows of 500 ms (8 s, long enough to separate drift from jitter, short
+    /// enough to follow it).
+    public init() {
+        self.init(validForgetFactor: 0.998, windowMs: 500, windows: 16)
+    }
+
     /// Creates an estimator. `windowMs` is the length of one minimum window (media ms) and
-    /// `windows` how many of them the drift line is fitted over (defaults: 16 windows of 500 ms
-    /// = 8 s, long enough to separate drift from jitter, short enough to follow it).
-    public init(forgetFactor: Double = 0.998, windowMs: Double = 500, windows: Int = 16) {
-        precondition(forgetFactor > 0 && forgetFactor < 1 && windowMs > 0 && windows >= 2)
+    /// `windows` how many of them the drift line is fitted over (see ``init()`` for the defaults).
+    ///
+    /// - Throws: ``JitterConfigurationError`` when `forgetFactor` is not in the open interval
+    ///   (0, 1), `windowMs` is not positive or `windows` is less than 2.
+    public init(forgetFactor: Double, windowMs: Double = 500, windows: Int = 16) throws(JitterConfigurationError) {
+        guard forgetFactor > 0 && forgetFactor < 1 else {
+            throw .outOfRange(parameter: "forgetFactor", value: "\(forgetFactor)", allowed: "0 < forgetFactor < 1")
+        }
+        guard windowMs > 0 else { throw .outOfRange(parameter: "windowMs", value: "\(windowMs)", allowed: "> 0") }
+        guard windows >= 2 else { throw .outOfRange(parameter: "windows", value: "\(windows)", allowed: ">= 2") }
+        self.init(validForgetFactor: forgetFactor, windowMs: windowMs, windows: windows)
+    }
+
+    /// For a buffer whose configuration passed ``JitterBufferConfiguration/validate()``.
+    init(validated c: JitterBufferConfiguration) {
+        self.init(validForgetFactor: c.forgetFactor, windowMs: 500, windows: 16)
+    }
+
+    private init(validForgetFactor forgetFactor: Double, windowMs: Double, windows: Int) {
         self.forgetFactor = forgetFactor
         self.windowMs = windowMs
         bins = [Double](repeating: 0, count: Self.binCount)

@@ -66,6 +66,37 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
     /// The defaults.
     public init() {}
 
+    /// Checks the values an ``AudioJitterBuffer`` needs: `capacity` a power of two of at least
+    /// 8; `sampleRate` positive and `clockRate` a whole multiple of it; `frameMs` 10 or 20;
+    /// `channels`, `maximumPayloadBytes`, `packetMs` and `maximumPacketMs` positive; `quantile`
+    /// and `forgetFactor` in the open interval (0, 1); `minimumDelayMs` at most `maximumDelayMs`.
+    ///
+    /// - Throws: ``JitterConfigurationError`` naming the first value out of range.
+    public func validate() throws(JitterConfigurationError) {
+        func reject(_ name: String, _ value: some CustomStringConvertible, _ allowed: String) -> JitterConfigurationError {
+            .outOfRange(parameter: name, value: value.description, allowed: allowed)
+        }
+        guard capacity >= 8 && capacity & (capacity - 1) == 0 else {
+            throw reject("capacity", capacity, "a power of two >= 8")
+        }
+        guard sampleRate > 0 else { throw reject("sampleRate", sampleRate, "> 0") }
+        guard clockRate % sampleRate == 0 else {
+            throw reject("clockRate", clockRate, "a whole multiple of sampleRate \(sampleRate)")
+        }
+        guard frameMs == 10 || frameMs == 20 else { throw reject("frameMs", frameMs, "10 or 20") }
+        guard channels >= 1 else { throw reject("channels", channels, ">= 1") }
+        guard maximumPayloadBytes > 0 else { throw reject("maximumPayloadBytes", maximumPayloadBytes, "> 0") }
+        guard packetMs > 0 else { throw reject("packetMs", packetMs, "> 0") }
+        guard maximumPacketMs > 0 else { throw reject("maximumPacketMs", maximumPacketMs, "> 0") }
+        guard forgetFactor > 0 && forgetFactor < 1 else {
+            throw reject("forgetFactor", forgetFactor, "0 < forgetFactor < 1")
+        }
+        guard quantile > 0 && quantile < 1 else { throw reject("quantile", quantile, "0 < quantile < 1") }
+        guard minimumDelayMs <= maximumDelayMs else {
+            throw reject("minimumDelayMs", minimumDelayMs, "<= maximumDelayMs \(maximumDelayMs)")
+        }
+    }
+
     /// Samples per channel of one playout frame.
     public var frameSamples: Int { sampleRate * frameMs / 1000 }
 }

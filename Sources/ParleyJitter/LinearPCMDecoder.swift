@@ -18,8 +18,11 @@ public struct LinearPCMDecoder: JitterBufferDecoder {
     private let sampleRate: Int
 
     /// Creates a decoder for `channels` interleaved channels at `sampleRate` Hz.
-    public init(sampleRate: Int, channels: Int = 1) {
-        precondition(sampleRate > 0 && channels > 0)
+    ///
+    /// - Throws: ``JitterConfigurationError`` when `sampleRate` or `channels` is not positive.
+    public init(sampleRate: Int, channels: Int = 1) throws(JitterConfigurationError) {
+        guard sampleRate > 0 else { throw .outOfRange(parameter: "sampleRate", value: "\(sampleRate)", allowed: "> 0") }
+        guard channels > 0 else { throw .outOfRange(parameter: "channels", value: "\(channels)", allowed: "> 0") }
         self.channels = channels
         self.sampleRate = sampleRate
         // 10 ms of history: repeated (with a fade) during concealment.

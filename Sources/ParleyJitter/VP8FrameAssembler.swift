@@ -75,7 +75,8 @@ public struct VP8AssemblerStatistics: Equatable, Sendable {
 public struct VP8FrameAssembler {
     public struct Configuration: Sendable {
         /// Sequence numbers kept ahead of the next frame to deliver. Default 512 (a few
-        /// keyframes at 1200-byte packets). Must be a power of two.
+        /// keyframes at 1200-byte packets). Must be a positive power of two
+        /// (``VP8FrameAssembler/init(configuration:)`` throws otherwise).
         public var windowPackets: Int = 512
         /// How long to wait for a missing packet once a later one has arrived. Default 100 ms:
         /// longer than typical reordering, shorter than a retransmission round trip is worth
@@ -108,9 +109,25 @@ public struct VP8FrameAssembler {
 
     private static let start: UInt8 = 1, marker: UInt8 = 2, nonReference: UInt8 = 4
 
-    public init(configuration: Configuration = Configuration()) {
+    /// Creates an assembler with the default settings.
+    public init() {
+        self.init(validated: Configuration())
+    }
+
+    /// Creates an assembler.
+    ///
+    /// - Throws: ``JitterConfigurationError`` when ``Configuration/windowPackets`` is not a
+    ///   positive power of two.
+    public init(configuration: Configuration) throws(JitterConfigurationError) {
         let n = configuration.windowPackets
-        precondition(n > 0 && n & (n - 1) == 0, "windowPackets must be a power of two")
+        guard n > 0 && n & (n - 1) == 0 else {
+            throw .outOfRange(parameter: "windowPackets", value: "\(n)", allowed: "a positive power of two")
+        }
+        self.init(validated: configuration)
+    }
+
+    private init(validated configuration: Configuration) {
+        let n = configuration.windowPackets
         self.configuration = configuration
         mask = n - 1
         slotSeq = [Int64](repeating: -1, count: n)

@@ -56,9 +56,15 @@ public struct Resampler {
     ///     output Nyquist. Input between 1.0 and 1.1 Nyquist then folds into 0.9-1.0 Nyquist
     ///     (above the passband, which stays clean), and the filter is half as long, so it runs
     ///     about twice as fast. Default false (nothing aliases). No effect when upsampling.
+    /// - Throws: ``ResamplerConfigurationError`` when a rate, `channels` or `maxInputFrames` is
+    ///   not positive.
     public init(inputRate: Int, outputRate: Int, channels: Int = 1, maxInputFrames: Int = 4800,
-                stopbandAttenuation: Double = 90, aliasIntoTransitionBand: Bool = false) {
-        precondition(inputRate > 0 && outputRate > 0 && channels > 0 && maxInputFrames > 0)
+                stopbandAttenuation: Double = 90, aliasIntoTransitionBand: Bool = false)
+        throws(ResamplerConfigurationError) {
+        for (name, value) in [("input rate", inputRate), ("output rate", outputRate), ("channels", channels),
+                              ("maxInputFrames", maxInputFrames)] where value <= 0 {
+            throw .notPositive(parameter: name, value: value)
+        }
         self.inputRate = inputRate
         self.outputRate = outputRate
         self.channels = channels

@@ -80,9 +80,12 @@ public struct RTPSourceStatistics: Sendable {
     /// What was counted so far.
     public private(set) var counters = RTPReceiveCounters()
 
-    /// Creates the state for a new source; the first packet starts probation.
-    public init(clockRate: Int) {
-        precondition(clockRate > 0, "clock rate must be positive")
+    /// Creates the state for a new source clocked at `clockRate` Hz; the first packet starts
+    /// probation.
+    ///
+    /// - Throws: ``RTPError/fieldOutOfRange(_:)`` when `clockRate` is not positive.
+    public init(clockRate: Int) throws(RTPError) {
+        guard clockRate > 0 else { throw .fieldOutOfRange("clock rate \(clockRate) Hz is not positive") }
         self.clockRate = clockRate
         self.seen = [UInt64](repeating: 0, count: 16)
     }

@@ -233,10 +233,29 @@ public struct VP8Packetizer: Sendable {
     public var pictureID: UInt16
     private var scratch: [UInt8]
 
-    /// Default payload size 1200 bytes: fits ``RTPLimits/maximumDatagramSize`` with IPv6, UDP, RTP and
-    /// SRTP overheads, as WebRTC stacks use. `pictureID` is the first frame's (inject for tests).
-    public init(maxPayloadSize: Int = 1200, pictureID: UInt16 = 0) {
-        precondition(maxPayloadSize > 4, "payload size must leave room for the descriptor")
+    /// A packetizer with the default payload size, 1200 bytes: fits ``RTPLimits/maximumDatagramSize``
+    /// with IPv6, UDP, RTP and SRTP overheads, as WebRTC stacks use. `pictureID` is the first
+    /// frame's (inject for tests).
+    public init(pictureID: UInt16 = 0) {
+        self.init(validMaxPayloadSize: Self.defaultMaxPayloadSize, pictureID: pictureID)
+    }
+
+    /// A packetizer producing payloads of at most `maxPayloadSize` bytes, descriptor included.
+    /// `pictureID` is the first frame's (inject for tests).
+    ///
+    /// - Throws: ``RTPError/fieldOutOfRange(_:)`` when `maxPayloadSize` is 4 bytes or less (no
+    ///   room for the payload descriptor and data).
+    public init(maxPayloadSize: Int, pictureID: UInt16 = 0) throws(RTPError) {
+        guard maxPayloadSize > 4 else {
+            throw .fieldOutOfRange("VP8 payload size \(maxPayloadSize) leaves no room after the 4-byte descriptor")
+        }
+        self.init(validMaxPayloadSize: maxPayloadSize, pictureID: pictureID)
+    }
+
+    /// The default ``maxPayloadSize``, bytes.
+    public static let defaultMaxPayloadSize = 1200
+
+    private init(validMaxPayloadSize maxPayloadSize: Int, pictureID: UInt16) {
         self.maxPayloadSize = maxPayloadSize
         self.pictureID = pictureID & 0x7FFF
         self.scratch = [UInt8](repeating: 0, count: maxPayloadSize)

@@ -51,11 +51,16 @@ public enum TraceReplay {
     /// arrival time). A row's payload is `payloads[k % payloads.count]`, k being its media index
     /// (`(send_ms - first send_ms) / packetMs`); its RTP timestamp is `send_ms` at the clock rate.
     /// Runs until every packet was put and the buffer has drained.
+    ///
+    /// - Throws: ``JitterConfigurationError`` when `payloads` is empty or `configuration` is
+    ///   out of range (see ``JitterBufferConfiguration/validate()``).
     public static func run<D: JitterBufferDecoder & ~Copyable>(
         _ trace: [TraceRow], payloads: [[UInt8]], configuration: JitterBufferConfiguration, decoder: inout D
-    ) -> ReplayResult {
-        precondition(!payloads.isEmpty, "need at least one payload")
-        var buffer = AudioJitterBuffer(configuration: configuration)
+    ) throws(JitterConfigurationError) -> ReplayResult {
+        guard !payloads.isEmpty else {
+            throw .outOfRange(parameter: "payloads", value: "[]", allowed: "at least one payload")
+        }
+        var buffer = try AudioJitterBuffer(configuration: configuration)
         var outcomes = [PacketOutcome](repeating: .lost, count: trace.count)
         var playout = [Double?](repeating: nil, count: trace.count)
         let order = trace.indices.filter { trace[$0].arrivalMs != nil }

@@ -1,6 +1,26 @@
 // TalkDetector: VAD frames to "talking started" / "talking stopped" events with hysteresis.
 
+/// Why a ``TalkDetectorConfiguration`` cannot drive a ``TalkDetector``.
+public enum TalkDetectorConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// ``TalkDetectorConfiguration/onsetWindow`` is outside 1...64 frames.
+    case onsetWindowOutOfRange(Int)
+    /// ``TalkDetectorConfiguration/onsetFrames`` is outside 1...``TalkDetectorConfiguration/onsetWindow``.
+    case onsetFramesOutOfRange(onsetFrames: Int, onsetWindow: Int)
+
+    public var description: String {
+        switch self {
+        case let .onsetWindowOutOfRange(w):
+            "onsetWindow \(w) is outside 1...64 frames"
+        case let .onsetFramesOutOfRange(f, w):
+            "onsetFrames \(f) is outside 1...\(w) (1...onsetWindow)"
+        }
+    }
+}
+
 /// Settings of a ``TalkDetector``. Times in seconds, probabilities in 0...1.
+///
+/// Any values can be stored; ``TalkDetector/init(configuration:)`` and
+/// ``TalkDetector/setConfiguration(_:)`` check them (see ``validate()``).
 public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// A frame counts towards an onset when its probability is at least this. Default 0.5
     /// (the VAD's own threshold).
@@ -70,12 +90,21 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
         self.onsetRiseBridge = onsetRiseBridge
         self.holdMinimumSNR = holdMinimumSNR
         self.onsetRiseFloor = onsetRiseFloor; self.onsetRiseMinimumSNR = onsetRiseMinimumSNR
-        precondition(onsetWindow >= 1 && onsetWindow <= 64, "onsetWindow must be in 1...64 frames")
-        precondition(onsetFrames >= 1 && onsetFrames <= onsetWindow, "onsetFrames must be in 1...onsetWindow")
         self.onThreshold = onThreshold; self.offThreshold = offThreshold
         self.onsetWindow = onsetWindow; self.onsetFrames = onsetFrames
         self.onsetMeanProbability = onsetMeanProbability
         self.hangover = hangover; self.minimumTalkDuration = minimumTalkDuration
+    }
+
+    /// Checks the values a ``TalkDetector`` needs: ``onsetWindow`` in 1...64 frames and
+    /// ``onsetFrames`` in 1...``onsetWindow``.
+    ///
+    /// - Throws: ``TalkDetectorConfigurationError`` naming the first value out of range.
+    public func validate() throws(TalkDetectorConfigurationError) {
+        guard (1...64).contains(onsetWindow) else { throw .onsetWindowOutOfRange(onsetWindow) }
+        guard (1...onsetWindow).contains(onsetFrames) else {
+            throw .onsetFramesOutOfRange(onsetFrames: onsetFrames, onsetWindow: onsetWindow)
+        }
     }
 }
 
@@ -122,7 +151,8 @@ public struct TalkEvent: Sendable, Equatable {
 ///
 /// Deterministic and allocation-free per frame. Threading: a value type; one per participant.
 public struct TalkDetector: Sendable {
-    public var configuration: TalkDetectorConfiguration
+    /// The settings in use; change them with ``setConfiguration(_:)``.
+    public private(set) var configuration: TalkDetectorConfiguration
     /// Whether the participant is talking now.
     public private(set) var isTalking = false
 
@@ -135,7 +165,31 @@ public struct TalkDetector: Sendable {
     private var levelCount = 0
     private var snrMean: Float = 0            // EMA of the evidence's SNR, about 50 ms
 
-    public init(configuration: TalkDetectorConfiguration = .init()) {
+    /// Creates a detector with the default settings.
+    public init() {
+        self.configuration = TalkDetectorConfiguration()
+    }
+
+    /// Creates a detector with `configuration`.
+    ///
+    /// - Throws: ``TalkDetectorConfigurationError`` when the configuration is out of range
+    ///   (see ``TalkDetectorConfiguration/validate()``).
+    public init(configuration: TalkDetectorConfiguration) throws(TalkDetectorConfigurationError) {
+        try configuration.validate()
+        self.configuration = configuration
+    }
+
+    private init(validated configuration: TalkDetectorConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Replaces the settings; the detector's state is kept.
+    ///
+    /// - Throws: ``TalkDetectorConfigurationError`` when the configuration is out of range
+    ///   (see ``TalkDetectorConfiguration/validate()``); the settings are then unchanged.
+    public mutating func setConfiguration(_ configuration: TalkDetectorConfiguration)
+        throws(TalkDetectorConfigurationError) {
+        try configuration.validate()
         self.configuration = configuration
     }
 
@@ -203,7 +257,7 @@ public struct TalkDetector: Sendable {
 
     /// Forgets all state.
     public mutating func reset() {
-        self = TalkDetector(configuration: configuration)
+        self = TalkDetector(validated: configuration)
     }
 
     private mutating func stop(at time: Double, muted: Bool, reason: TalkEvent.Reason, probability: Float,

@@ -89,8 +89,8 @@ private func opusRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Str
         throw ArgumentScanner.UsageError(description: "--frame-ms must be 2.5, 5, 10, 20, 40, 60, 80, 100 or 120, got \(frameMs)")
     }
     var encoder = try OpusEncoder(sampleRate: audio.sampleRate, channels: audio.channels, application: application)
-    encoder.bitrate = kbps * 1000
-    if s.value("complexity") != nil { encoder.complexity = try s.int("complexity", default: 9, in: 0...10) }
+    try encoder.setBitrate(kbps * 1000)
+    if s.value("complexity") != nil { try encoder.setComplexity(try s.int("complexity", default: 9, in: 0...10)) }
     var decoder = try OpusDecoder(sampleRate: audio.sampleRate, channels: audio.channels)
     let ch = audio.channels, step = frame * ch
     var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)

@@ -126,7 +126,13 @@ private func netsimReplay(trace tracePath: String, report: String, json: Bool, s
         printError("parley netsim: \(error)")
         return ExitStatus.failure
     }
-    let result = TraceReplay.run(rows, payloads: frames, configuration: config, decoder: &decoder)
+    let result: ReplayResult
+    do {
+        result = try TraceReplay.run(rows, payloads: frames, configuration: config, decoder: &decoder)
+    } catch {
+        printError("parley netsim: \(error)")
+        return ExitStatus.failure
+    }
 
     var csv = "seq,outcome,playout_ms\n"
     for (i, row) in rows.enumerated() {

@@ -52,7 +52,7 @@ func netsimReadWAV(_ bytes: [UInt8]) throws(NetsimWAVError) -> (samples: [Int16]
 func netsimOpusFrames(samples: [Int16], sampleRate: Int) throws -> [[UInt8]] {
     var encoder = try OpusEncoder(sampleRate: sampleRate, channels: 1, application: .voip)
     encoder.inbandFEC = true
-    encoder.expectedPacketLossPercent = 10
+    try encoder.setExpectedPacketLossPercent(10)
     let n = sampleRate / 50
     var frames: [[UInt8]] = []
     var packet = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)

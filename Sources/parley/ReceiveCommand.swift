@@ -160,7 +160,7 @@ private func receive<T: WaitablePacketTransport & ~Copyable>(_ options: ReceiveO
 private func receiveLoop<T: WaitablePacketTransport & ~Copyable, Sink: ReceiveSink & ~Copyable>(
     _ options: ReceiveOptions, over transport: inout T, sink: inout Sink, clockRate: Int
 ) throws {
-    var stats = RTPSourceStatistics(clockRate: clockRate)
+    var stats = try RTPSourceStatistics(clockRate: clockRate)
     var ssrc: UInt32?
     var delivered = 0
     var lastDatagram = MonotonicTime.now()

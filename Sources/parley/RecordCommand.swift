@@ -116,12 +116,12 @@ private func runRecord(_ s: ArgumentScanner) throws -> Int32 {
     let options = VideoRecordOptions(size: FrameSize(width: w, height: h), fps: fps, bitrateKbps: bitrate,
                                      frames: frames, output: output)
     if video == "pattern" {
-        var source = PatternSource(width: w, height: h, framesPerSecond: Double(fps), frameCount: frames)
+        var source = try PatternSource(width: w, height: h, framesPerSecond: Double(fps), frameCount: frames)
         try recordVideo(&source, name: "test pattern", options)
     } else if video!.lowercased().hasSuffix(".y4m") {
         // A recorded camera: the file's own size and rate, paced in real time.
         let file = try ParleyDevices.Y4MFileProvider(path: video!)
-        var source = Y4MFileSource(file)
+        var source = try Y4MFileSource(file)
         var o = options
         o.size = FrameSize(width: source.width, height: source.height)
         o.fps = max(1, Int(source.framesPerSecond.rounded()))

@@ -83,10 +83,10 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
                       configuration: send, sendingOn: ta)
     var video = LocalVideoConfiguration()
     video.ssrc = 0x1112
-    try left.addLocalVideo(source: ClockedVideoSource(MovingPatternProvider(width: 320, height: 240), clock: clock), configuration: video,
+    try left.addLocalVideo(source: ClockedVideoSource(try MovingPatternProvider(width: 320, height: 240), clock: clock), configuration: video,
                            sendingOn: ta)
     #expect(throws: CallSessionError.localVideoAlreadyAdded) {
-        try left.addLocalVideo(source: PatternSource(width: 320, height: 240, clock: clock), sendingOn: ta)
+        try left.addLocalVideo(source: try PatternSource(width: 320, height: 240, clock: clock), sendingOn: ta)
     }
     send.ssrc = 0x2222
     try right.addLocal(name: "right", source: SampleProviderSource(ArraySampleProvider(format: format, samples: tone), clock: clock),

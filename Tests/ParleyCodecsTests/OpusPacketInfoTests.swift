@@ -63,7 +63,7 @@ func realPackets() throws -> [[UInt8]] {
         for channels in [1, 2] {
             for (bitrate, tenths) in [(8_000, 200), (24_000, 25), (32_000, 100), (64_000, 400), (96_000, 600), (128_000, 1200)] {
                 var e = try OpusEncoder(sampleRate: 48_000, channels: channels, application: app)
-                e.bitrate = bitrate
+                try e.setBitrate(bitrate)
                 let n = 48 * tenths / 10
                 var buf = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
                 for k in 0..<4 {

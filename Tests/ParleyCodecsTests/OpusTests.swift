@@ -35,8 +35,8 @@ struct OpusTests {
     func speechRoundTripCorrelates(rate: Int) throws {
         let input = try speech(atRate: rate)
         var encoder = try OpusEncoder(sampleRate: rate, channels: 1, application: .audio)
-        encoder.bitrate = rate >= 24_000 ? 64_000 : 32_000
-        encoder.complexity = 10
+        try encoder.setBitrate(rate >= 24_000 ? 64_000 : 32_000)
+        try encoder.setComplexity(10)
         var decoder = try OpusDecoder(sampleRate: rate, channels: 1)
         let frame = rate / 50
         let packets = try encodePackets(&encoder, toInt16(input), frame: frame)
@@ -81,25 +81,75 @@ struct OpusTests {
 
     @Test func everySettingReadsBackWhatWasSet() throws {
         var e = try OpusEncoder(sampleRate: 48_000, channels: 2, application: .voip)
-        for b in [6_000, 24_000, 32_000, 128_000, 510_000] { e.bitrate = b; #expect(e.bitrate == b) }
+        for b in [6_000, 24_000, 32_000, 128_000, 510_000] { try e.setBitrate(b); #expect(e.bitrate == b) }
         for m in OpusBitrateMode.allCases { e.bitrateMode = m; #expect(e.bitrateMode == m) }
-        for c in 0...10 { e.complexity = c; #expect(e.complexity == c) }
+        for c in 0...10 { try e.setComplexity(c); #expect(e.complexity == c) }
         e.inbandFEC = true; #expect(e.inbandFEC == true)
         e.inbandFEC = false; #expect(e.inbandFEC == false)
-        for p in [0, 1, 15, 100] { e.expectedPacketLossPercent = p; #expect(e.expectedPacketLossPercent == p) }
+        for p in [0, 1, 15, 100] { try e.setExpectedPacketLossPercent(p); #expect(e.expectedPacketLossPercent == p) }
         e.dtx = true; #expect(e.dtx == true)
         e.dtx = false; #expect(e.dtx == false)
         for s in OpusSignal.allCases { e.signal = s; #expect(e.signal == s) }
         for b in OpusBandwidth.allCases { e.maxBandwidth = b; #expect(e.maxBandwidth == b) }
         var d = try OpusDecoder(sampleRate: 48_000, channels: 2)
-        d.gainQ8dB = -512; #expect(d.gainQ8dB == -512)
+        try d.setGainQ8dB(-512); #expect(d.gainQ8dB == -512)
         #expect(d.bandwidth == nil)
+    }
+
+    @Test func aSettingOutOfRangeThrowsAndLeavesTheSettingUnchanged() throws {
+        var e = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
+        try e.setBitrate(32_000)
+        try e.setComplexity(5)
+        try e.setExpectedPacketLossPercent(10)
+        for b in [499, 512_001, -1] {
+            #expect(throws: OpusError.self) { try e.setBitrate(b) }
+        }
+        for c in [-1, 11] {
+            #expect(throws: OpusError.self) { try e.setComplexity(c) }
+        }
+        for p in [-1, 101] {
+            #expect(throws: OpusError.self) { try e.setExpectedPacketLossPercent(p) }
+        }
+        do {
+            try e.setBitrate(600_000)
+            Issue.record("bitrate 600000 was accepted")
+        } catch {
+            #expect(error.code == .badArgument && error.message.contains("600000"))
+        }
+        #expect(e.bitrate == 32_000 && e.complexity == 5 && e.expectedPacketLossPercent == 10)
+        try e.setBitrate(500); try e.setBitrate(512_000)
+        try e.setComplexity(0); try e.setComplexity(10)
+        try e.setExpectedPacketLossPercent(0); try e.setExpectedPacketLossPercent(100)
+
+        var d = try OpusDecoder(sampleRate: 48_000, channels: 1)
+        try d.setGainQ8dB(256)
+        for g in [-32_769, 32_768] {
+            #expect(throws: OpusError.self) { try d.setGainQ8dB(g) }
+        }
+        #expect(d.gainQ8dB == 256)
+    }
+
+    @Test func encodingAFrameOfAnotherFormatThrows() throws {
+        var e = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
+        var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
+        let wrongRate = AudioFrame<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
+        let wrongChannels = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
+        for frame in [wrongRate, wrongChannels] {
+            do {
+                _ = try e.encode(frame, into: &packet)
+                Issue.record("a frame of format \(frame.format) was encoded")
+            } catch {
+                #expect(error.code == .badArgument && error.message.contains("does not match the encoder"))
+            }
+        }
+        let good = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 1), samplesPerChannel: 960)
+        #expect(try e.encode(good, into: &packet) > 0)
     }
 
     @Test func maxBandwidthLimitsTheCodedBandwidth() throws {
         var e = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .audio)
         e.maxBandwidth = .wideband
-        e.bitrate = 64_000
+        try e.setBitrate(64_000)
         let input = toInt16(try speech(atRate: 48_000))
         let packets = try encodePackets(&e, Array(input.prefix(48_000)), frame: 960)
         for p in packets { #expect(try OpusPacketInfo(parsing: p).bandwidth <= .wideband) }
@@ -111,7 +161,7 @@ struct OpusTests {
     @Test func cbrPacketsHaveConstantSize() throws {
         var e = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .audio)
         e.bitrateMode = .cbr
-        e.bitrate = 64_000
+        try e.setBitrate(64_000)
         let packets = try encodePackets(&e, toInt16(try speech(atRate: 48_000)), frame: 960)
         #expect(Set(packets.map(\.count)) == [64_000 / 8 / 50])
     }
@@ -137,9 +187,9 @@ struct OpusTests {
         let rate = 16_000, frame = 320
         let input = try speech(atRate: rate)
         var e = try OpusEncoder(sampleRate: rate, channels: 1, application: .voip)
-        e.bitrate = 32_000
+        try e.setBitrate(32_000)
         e.inbandFEC = true
-        e.expectedPacketLossPercent = 20
+        try e.setExpectedPacketLossPercent(20)
         let packets = try encodePackets(&e, toInt16(input), frame: frame)
         let lookahead = e.lookahead
         // Lose every 7th packet (not the first ones).
@@ -273,7 +323,7 @@ struct OpusTests {
             stereo[2 * i + 1] = Int16(clampingFloat: -0.5 * mono[i])
         }
         var e = try OpusEncoder(sampleRate: 48_000, channels: 2, application: .audio)
-        e.bitrate = 128_000
+        try e.setBitrate(128_000)
         var d = try OpusDecoder(sampleRate: 48_000, channels: 2)
         let out = try decodePackets(&d, try encodePackets(&e, stereo, frame: 960), frame: 960)
         let la = e.lookahead

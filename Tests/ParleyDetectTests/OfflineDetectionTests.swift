@@ -279,7 +279,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
 @Test(.enabled(if: hasSampleMedia), arguments: [4, 5])
 func resampledRatesGiveTheSameResultOfflineAndLive(seed: UInt64) throws {
     let (speech, rate, _) = try readAll(try mediaFiles()[0])
-    var resampler = Resampler(inputRate: rate, outputRate: 44_100, maxInputFrames: speech.count)
+    var resampler = try Resampler(inputRate: rate, outputRate: 44_100, maxInputFrames: speech.count)
     var at44 = [Float](repeating: 0, count: resampler.maxOutputFrames(forInput: speech.count) + 64)
     var n = resampler.process(speech, into: &at44)
     n += at44.withUnsafeMutableBufferPointer { resampler.flush(into: UnsafeMutableBufferPointer(rebasing: $0[n...])) }
@@ -313,4 +313,40 @@ func resampledRatesGiveTheSameResultOfflineAndLive(seed: UInt64) throws {
     for (a, b) in zip(original.tracks[0].segments, offline.tracks[0].segments) {
         #expect(abs(a.start - b.start) <= 0.03 && abs(a.end - b.end) <= 0.03, "\(a) vs \(b)")
     }
+}
+
+@Test func aBlockSizeOrTalkConfigurationOutOfRangeIsAnErrorBeforeTheFileIsOpened() throws {
+    let request = OfflineDetectionRequest(path: "/nonexistent/parley-audio.wav", participant: "p")
+    for frames in [0, -1] {
+        do {
+            _ = try OfflineDetector(blockFrames: frames).analyze(request)
+            Issue.record("blockFrames \(frames) was accepted")
+        } catch {
+            #expect(error.kind == .invalidConfiguration && error.message.contains("blockFrames"))
+        }
+    }
+    var bad = TalkTrackerConfiguration()
+    bad.talk.onsetWindow = 0
+    do {
+        _ = try OfflineDetector(configuration: bad).analyze(request)
+        Issue.record("onsetWindow 0 was accepted")
+    } catch {
+        #expect(error.kind == .invalidConfiguration)
+    }
+    // Good settings get as far as opening the file.
+    do {
+        _ = try OfflineDetector(blockFrames: 1).analyze(request)
+        Issue.record("a missing file was analysed")
+    } catch {
+        #expect(error.kind == .notFound)
+    }
+}
+
+@Test func aTrackerRejectsATalkConfigurationOutOfRange() throws {
+    var bad = TalkTrackerConfiguration()
+    bad.talk.onsetFrames = 9
+    #expect(throws: TalkTrackerError.invalidTalkConfiguration(.onsetFramesOutOfRange(onsetFrames: 9, onsetWindow: 8))) {
+        try ParticipantTalkTracker(sampleRate: 16_000, configuration: bad)
+    }
+    _ = try ParticipantTalkTracker(sampleRate: 16_000, configuration: TalkTrackerConfiguration())
 }

@@ -65,11 +65,30 @@ import ParleyMedia
         #expect(start.nanoseconds(to: .now()) >= 95_000_000)  // 100 ms of audio
     }
 
+    @Test func aVideoSourceWithoutAPositiveFrameRateOrSizeIsAnError() throws {
+        for fps in [0, -30, Double.nan] {
+            #expect(throws: VideoSourceConfigurationError.self) {
+                _ = try PatternSource(width: 64, height: 48, framesPerSecond: fps, clock: VirtualMediaClock())
+            }
+        }
+        #expect(throws: VideoSourceConfigurationError.frameRateNotPositive(0)) {
+            _ = try PatternSource(width: 64, height: 48, framesPerSecond: 0, clock: VirtualMediaClock())
+        }
+        #expect(throws: VideoSourceConfigurationError.sizeNotPositive(width: 0, height: 48)) {
+            try MovingPatternProvider(width: 0, height: 48)
+        }
+        #expect(throws: VideoSourceConfigurationError.sizeNotPositive(width: 64, height: -1)) {
+            _ = try PatternSource(width: 64, height: -1, clock: VirtualMediaClock())
+        }
+        let good = try PatternSource(width: 64, height: 48, framesPerSecond: 25, clock: VirtualMediaClock())
+        #expect(good.framesPerSecond == 25 && good.width == 64)
+    }
+
     @Test func patternSourceDeliversMovingPicturesAtItsFrameRate() throws {
         let clock = VirtualMediaClock()
         let t0 = clock.now()
-        var camera = PatternSource(width: 64, height: 48, framesPerSecond: 30, frameCount: 5, clock: clock)
-        let pattern = MovingPatternProvider(width: 64, height: 48, framesPerSecond: 30)
+        var camera = try PatternSource(width: 64, height: 48, framesPerSecond: 30, frameCount: 5, clock: clock)
+        let pattern = try MovingPatternProvider(width: 64, height: 48, framesPerSecond: 30)
         var frame = camera.makeFrame()
         var lumaPlanes: [[UInt8]] = []
         var n = 0
@@ -184,7 +203,7 @@ import ParleyMedia
     }
 
     @Test func videoStreamDeliversPatternPictures() async throws {
-        let stream = VideoCaptureStream(PatternSource(width: 32, height: 24, framesPerSecond: 30, frameCount: 4,
+        let stream = VideoCaptureStream(try PatternSource(width: 32, height: 24, framesPerSecond: 30, frameCount: 4,
                                                       clock: VirtualMediaClock()), bufferCapacity: 8)
         var stamps: [UInt32] = []
         for try await picture in stream {
@@ -266,7 +285,7 @@ import ParleyMedia
         var direct = try Y4MReader(path: Self.video)
         let clock = VirtualMediaClock()
         let t0 = clock.now()
-        var camera = Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: clock)
+        var camera = try Y4MFileSource(Y4MFileProvider(path: Self.video), clock: clock)
         #expect(camera.width == 320 && camera.height == 240 && camera.framesPerSecond == 30)
         var frame = camera.makeFrame()
         var expected = VideoFrame(width: 320, height: 240)
@@ -283,7 +302,7 @@ import ParleyMedia
     }
 
     @Test func y4mStreamsThroughTheVideoCaptureStream() async throws {
-        let stream = VideoCaptureStream(Y4MFileSource(try Y4MFileProvider(path: Self.video), clock: VirtualMediaClock()),
+        let stream = VideoCaptureStream(try Y4MFileSource(Y4MFileProvider(path: Self.video), clock: VirtualMediaClock()),
                                         bufferCapacity: 64)
         var stamps: [UInt32] = []
         for try await picture in stream { stamps.append(picture.timestamp) }

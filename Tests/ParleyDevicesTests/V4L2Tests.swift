@@ -7,14 +7,25 @@ import Testing
 /// node can take, and the pure parts of capture (plane copy, size/rate bookkeeping). The
 /// streaming path itself (S_FMT success, REQBUFS, mmap, DQBUF) can only be compiled here.
 @Suite struct V4L2Tests {
-    func openError(_ path: String) -> V4L2Error? {
+    func openError(_ path: String, request: V4L2Request = V4L2Request()) -> V4L2Error? {
         do {
-            let cam = try V4L2Capture(device: path)
+            let cam = try V4L2Capture(device: path, request: request)
             try cam.close()
             return nil
         } catch {
             return error
         }
+    }
+
+    @Test func aRequestOutOfRangeIsRejectedBeforeTheDeviceIsOpened() {
+        let path = "/tmp/parley-no-such-video-\(UUID().uuidString)"
+        for request in [V4L2Request(framesPerSecond: 0), V4L2Request(framesPerSecond: -30),
+                        V4L2Request(bufferCount: 1)] {
+            let e = openError(path, request: request)
+            #expect(e?.kind == .invalidRequest && e?.operation == "request")
+        }
+        // A good request gets as far as looking for the node.
+        #expect(openError(path, request: V4L2Request(framesPerSecond: 15, bufferCount: 2))?.kind == .noSuchDevice)
     }
 
     @Test func missingNodeIsNoSuchDevice() {

@@ -3,8 +3,8 @@ import Testing
 @testable import ParleyJitter
 import ParleySimulation
 
-@Test func delayQuantileMatchesAKnownDistribution() {
-    var e = DelayEstimator(forgetFactor: 0.9999)
+@Test func delayQuantileMatchesAKnownDistribution() throws {
+    var e = try DelayEstimator(forgetFactor: 0.9999)
     // Uniform 0...99 ms above a flat baseline of 50 ms.
     for i in 0..<5000 { e.add(delayMs: 50 + Double((i * 37) % 100), mediaMs: Double(i) * 20) }
     #expect(abs(e.quantile(0.5) - 50) <= 2)
@@ -25,8 +25,8 @@ func driftLineFollowsClockSkew(slope: Double) {
     #expect(e.quantile(0.98) < 40)
 }
 
-@Test func forgettingFollowsADelayDrop() {
-    var e = DelayEstimator(forgetFactor: 0.99)
+@Test func forgettingFollowsADelayDrop() throws {
+    var e = try DelayEstimator(forgetFactor: 0.99)
     for i in 0..<500 { e.add(delayMs: 50 + Double(i % 2) * 100, mediaMs: Double(i) * 20) }
     let before = e.quantile(0.9)
     for i in 500..<1500 { e.add(delayMs: 50 + Double(i % 2) * 10, mediaMs: Double(i) * 20) }
@@ -83,4 +83,13 @@ func maxStep(_ x: [Int16]) -> Int {
         TimeStretch.chooseLength($0, count: 320, channels: 1, sampleRate: 16_000, wantedSamples: 100)
     }
     #expect(lq == 100)
+}
+
+@Test func delayEstimatorSettingsOutOfRangeAreErrors() throws {
+    for f in [0, 1, -0.5, 1.5] {
+        #expect(throws: JitterConfigurationError.self) { try DelayEstimator(forgetFactor: f) }
+    }
+    #expect(throws: JitterConfigurationError.self) { try DelayEstimator(forgetFactor: 0.99, windowMs: 0) }
+    #expect(throws: JitterConfigurationError.self) { try DelayEstimator(forgetFactor: 0.99, windows: 1) }
+    _ = try DelayEstimator(forgetFactor: 0.5, windowMs: 1, windows: 2)
 }

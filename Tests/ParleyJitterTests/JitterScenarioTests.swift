@@ -51,11 +51,11 @@ let jitterScenarios: [JitterScenario] = [
 ]
 
 @Test(arguments: jitterScenarios)
-func scenarioProducesExpectedCounters(_ scenario: JitterScenario) {
+func scenarioProducesExpectedCounters(_ scenario: JitterScenario) throws {
     var c = JitterBufferConfiguration()
     c.capacity = scenario.capacity
     c.frameMs = scenario.frameMs
-    var s = ScenarioScript(firstSequence: scenario.firstSequence, firstTimestamp: scenario.firstTimestamp, configuration: c)
+    var s = try ScenarioScript(firstSequence: scenario.firstSequence, firstTimestamp: scenario.firstTimestamp, configuration: c)
     s.run(scenario.script)
     s.drain()
     let st = s.buffer.statistics
@@ -75,8 +75,8 @@ func scenarioProducesExpectedCounters(_ scenario: JitterScenario) {
     }
 }
 
-@Test func spikeOf400msStretchesInsteadOfLosingMost() {
-    var s = ScenarioScript()
+@Test func spikeOf400msStretchesInsteadOfLosingMost() throws {
+    var s = try ScenarioScript()
     // Jittery path (reordering up to 6 packets), then a 400 ms outage, then 20 s in order.
     s.run("(PGG)*50 ((HGG)*6 (PGG)*6 F)*20 (HGG)*20 F (PGG)*1000")
     s.drain()
@@ -90,8 +90,8 @@ func scenarioProducesExpectedCounters(_ scenario: JitterScenario) {
     #expect(tail <= before + 10, "delay did not recover after the spike: \(tail) ms vs \(before) ms before")
 }
 
-@Test func stepOf150msIsFollowedWithoutFurtherLoss() {
-    var s = ScenarioScript()
+@Test func stepOf150msIsFollowedWithoutFurtherLoss() throws {
+    var s = try ScenarioScript()
     s.run("(PGG)*300 (HGG)*7 HG GF (PGG)*300")
     s.drain()
     // Only packets caught in the step itself may be late; everything after it plays.
@@ -100,8 +100,8 @@ func scenarioProducesExpectedCounters(_ scenario: JitterScenario) {
 }
 
 /// A steady stream over `seconds` whose receiver clock runs `ppm` fast (negative: slow).
-func driftRun(ppm: Double, seconds: Double) -> (ScenarioScript, JitterBufferStatistics) {
-    var s = ScenarioScript()
+func driftRun(ppm: Double, seconds: Double) throws -> (ScenarioScript, JitterBufferStatistics) {
+    var s = try ScenarioScript()
     let skew = 1 + ppm / 1_000_000
     let packets = Int(seconds * 50)
     var k = 0
@@ -118,8 +118,8 @@ func driftRun(ppm: Double, seconds: Double) -> (ScenarioScript, JitterBufferStat
 }
 
 @Test(arguments: [500.0, -500.0, 25_000.0, -25_000.0])
-func clockDriftIsAbsorbedByStretching(ppm: Double) {
-    let (s, st) = driftRun(ppm: ppm, seconds: 30)
+func clockDriftIsAbsorbedByStretching(ppm: Double) throws {
+    let (s, st) = try driftRun(ppm: ppm, seconds: 30)
     #expect(st.late == 0)
     #expect(s.played.count == 1500)
     let mean = s.playoutDelaysMs.suffix(500).reduce(0, +) / 500
@@ -128,8 +128,8 @@ func clockDriftIsAbsorbedByStretching(ppm: Double) {
     if ppm < -1000 { #expect(st.removedSamplesForAcceleration > 0) }
 }
 
-@Test func lossIsConcealedAndCounted() {
-    var s = ScenarioScript()
+@Test func lossIsConcealedAndCounted() throws {
+    var s = try ScenarioScript()
     s.run("(PGG)*50 (LGG)*3 (PGG)*50")
     s.drain()
     let st = s.buffer.statistics

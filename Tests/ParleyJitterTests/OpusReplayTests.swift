@@ -8,7 +8,7 @@ import ParleySimulation
 func opusTestFrames(count: Int) throws -> [[UInt8]] {
     var encoder = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
     encoder.inbandFEC = true
-    encoder.expectedPacketLossPercent = 10
+    try encoder.setExpectedPacketLossPercent(10)
     var frames: [[UInt8]] = []
     var pcm = [Int16](repeating: 0, count: 960)
     var packet = [UInt8](repeating: 0, count: 1500)
@@ -34,7 +34,7 @@ func opusTestFrames(count: Int) throws -> [[UInt8]] {
     var config = JitterBufferConfiguration()
     config.sampleRate = 48_000
     var decoder = try OpusJitterDecoder(sampleRate: 48_000, channels: 1)
-    let r = TraceReplay.run(trace, payloads: frames, configuration: config, decoder: &decoder)
+    let r = try TraceReplay.run(trace, payloads: frames, configuration: config, decoder: &decoder)
     let lost = trace.filter { $0.arrivalMs == nil }.count
     #expect(lost > 5)
     #expect(r.outcomes.filter { $0 == .lost }.count == lost)

@@ -26,12 +26,12 @@ struct ScenarioScript {
     let payload: [UInt8]
     var output: [Int16]
 
-    init(firstSequence: UInt16 = 1000, firstTimestamp: UInt32 = 123_456, configuration: JitterBufferConfiguration? = nil) {
+    init(firstSequence: UInt16 = 1000, firstTimestamp: UInt32 = 123_456, configuration: JitterBufferConfiguration? = nil) throws {
         var c = configuration ?? JitterBufferConfiguration()
         c.sampleRate = 16_000
         c.clockRate = 48_000
-        buffer = AudioJitterBuffer(configuration: c)
-        decoder = LinearPCMDecoder(sampleRate: 16_000)
+        buffer = try AudioJitterBuffer(configuration: c)
+        decoder = try LinearPCMDecoder(sampleRate: 16_000)
         nextSeq = firstSequence
         nextTs = firstTimestamp
         var p = [UInt8](repeating: 0, count: 640)

@@ -81,13 +81,13 @@ func oracleFitsClockDrift(ppm: Double) {
     #expect(abs(FixedDelayOracle.excessDelay(rows, playoutMs: playout, lateRate: 0)) < 1e-9)
 }
 
-@Test func replayAccountsForEveryRow() {
+@Test func replayAccountsForEveryRow() throws {
     let rows = NetworkSimulator.generate(NetworkScenario.named("pareto-loss-dup")!, seed: 4, seconds: 20)
     var c = JitterBufferConfiguration()
     c.sampleRate = 16_000
-    var decoder = LinearPCMDecoder(sampleRate: 16_000)
+    var decoder = try LinearPCMDecoder(sampleRate: 16_000)
     let payload = [UInt8](repeating: 1, count: 640)
-    let r = TraceReplay.run(rows, payloads: [payload], configuration: c, decoder: &decoder)
+    let r = try TraceReplay.run(rows, payloads: [payload], configuration: c, decoder: &decoder)
     #expect(r.outcomes.count == rows.count)
     for (i, o) in r.outcomes.enumerated() {
         #expect((o == .lost) == (rows[i].arrivalMs == nil))
@@ -99,3 +99,17 @@ func oracleFitsClockDrift(ppm: Double) {
 }
 
 import Foundation
+
+@Test func replayWithoutPayloadsIsAnError() throws {
+    let rows = NetworkSimulator.generate(NetworkScenario.named("pareto-loss-dup")!, seed: 4, seconds: 1)
+    var c = JitterBufferConfiguration()
+    c.sampleRate = 16_000
+    var decoder = try LinearPCMDecoder(sampleRate: 16_000)
+    #expect(throws: JitterConfigurationError.outOfRange(parameter: "payloads", value: "[]", allowed: "at least one payload")) {
+        try TraceReplay.run(rows, payloads: [], configuration: c, decoder: &decoder)
+    }
+    c.frameMs = 30
+    #expect(throws: JitterConfigurationError.self) {
+        try TraceReplay.run(rows, payloads: [[UInt8](repeating: 0, count: 640)], configuration: c, decoder: &decoder)
+    }
+}

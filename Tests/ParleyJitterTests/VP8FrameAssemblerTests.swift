@@ -28,7 +28,7 @@ private struct Packet {
 
 /// Packetizes frames at 300-byte payloads starting at `firstSeq`, 3000 ticks (30 fps) apart.
 private func packetize(_ frames: [[UInt8]], firstSeq: UInt16, nonReference: Set<Int> = []) -> [Packet] {
-    var p = VP8Packetizer(maxPayloadSize: 300, pictureID: 10)
+    var p = try! VP8Packetizer(maxPayloadSize: 300, pictureID: 10)  // > 4 bytes: cannot throw
     var out: [Packet] = []
     var seq = firstSeq
     for (n, f) in frames.enumerated() {
@@ -70,20 +70,34 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
 }
 
 @Suite struct VP8FrameAssemblerTests {
+    @Test func aWindowThatIsNotAPositivePowerOfTwoIsAnError() throws {
+        for n in [0, -8, 3, 100] {
+            var c = VP8FrameAssembler.Configuration()
+            c.windowPackets = n
+            #expect(throws: JitterConfigurationError.outOfRange(parameter: "windowPackets", value: "\(n)",
+                                                                allowed: "a positive power of two")) {
+                try VP8FrameAssembler(configuration: c)
+            }
+        }
+        var c = VP8FrameAssembler.Configuration()
+        c.windowPackets = 1
+        #expect(try VP8FrameAssembler(configuration: c).configuration.windowPackets == 1)
+    }
+
     let frames = [vp8Frame(key: true, size: 1500, seed: 1), vp8Frame(key: false, size: 700, seed: 2),
                   vp8Frame(key: false, size: 650, seed: 3), vp8Frame(key: false, size: 900, seed: 4)]
 
     /// A plain resend (same sequence number, as the video sender's NACK answer): arriving in
     /// time it completes the frame; as a duplicate it is ignored; after its frame was given up
     /// it is counted late and changes nothing.
-    @Test func retransmittedPacketsFillHolesAndLateOnesAreIgnored() {
+    @Test func retransmittedPacketsFillHolesAndLateOnesAreIgnored() throws {
         let packets = packetize(frames, firstSeq: 65_530)  // wraps inside the second frame
         let hole = 6                                       // the second frame's first packet
         #expect(packets[hole].seq == 0)
         var config = VP8FrameAssembler.Configuration()
         config.completionTimeoutNanoseconds = 250_000_000
         // In time: the resend arrives 90 ms after the gap showed (one round trip and a bit).
-        var a = VP8FrameAssembler(configuration: config)
+        var a = try VP8FrameAssembler(configuration: config)
         var c = Collected()
         feed(&a, Array(packets[..<hole]) + Array(packets[(hole + 1)...]), into: &c)
         #expect(c.frames.count == 1 && a.nextSequenceNumber == packets[hole].seq)
@@ -93,7 +107,7 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
         feed(&a, [packets[hole]], into: &c, startNs: 100_000_000)
         #expect(a.statistics.latePackets == 1 && c.frames.count == frames.count)
         // A resend of a packet still held (its frame waits for another) is a duplicate.
-        var b = VP8FrameAssembler(configuration: config)
+        var b = try VP8FrameAssembler(configuration: config)
         var d = Collected()
         feed(&b, Array(packets[..<hole]) + [packets[hole]] + Array(packets[(hole + 2)...]), into: &d)
         feed(&b, [packets[hole]], into: &d, startNs: 50_000_000)
@@ -101,7 +115,7 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
         feed(&b, [packets[hole + 1]], into: &d, startNs: 60_000_000)
         #expect(same(d.frames, frames) && d.requests.isEmpty)
         // Too late: the frame was given up at the timeout; the resend is late and ignored.
-        var l = VP8FrameAssembler(configuration: config)
+        var l = try VP8FrameAssembler(configuration: config)
         var e = Collected()
         feed(&l, Array(packets[..<hole]) + Array(packets[(hole + 1)...]), into: &e)
         l.advance(nowNanoseconds: 400_000_000) { ev in if case .keyframeRequest(let r) = ev { e.requests.append(r) } }
@@ -216,8 +230,8 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
         #expect(a.statistics.latePackets == 1)
     }
 
-    @Test func aFloodOfGarbageNeverTrapsAndKeepsMemoryBounded() {
-        var a = VP8FrameAssembler(configuration: { var c = VP8FrameAssembler.Configuration(); c.windowPackets = 64; return c }())
+    @Test func aFloodOfGarbageNeverTrapsAndKeepsMemoryBounded() throws {
+        var a = try VP8FrameAssembler(configuration: { var c = VP8FrameAssembler.Configuration(); c.windowPackets = 64; return c }())
         var x: UInt32 = 1
         var bytes = [UInt8](repeating: 0, count: 40)
         var events = 0

@@ -5,7 +5,7 @@ import Testing
 /// Resamples `seconds` of a sine (amplitude 0.5) in 480-frame blocks, flushing at the end.
 private func resampleSine(from inRate: Int, to outRate: Int, frequency: Double, seconds: Double = 0.5,
                           fast: Bool = false) -> [Float] {
-    var r = Resampler(inputRate: inRate, outputRate: outRate, maxInputFrames: 480, aliasIntoTransitionBand: fast)
+    var r = try! Resampler(inputRate: inRate, outputRate: outRate, maxInputFrames: 480, aliasIntoTransitionBand: fast)  // valid rates
     let n = Int(Double(inRate) * seconds)
     let input = (0..<n).map { Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / Double(inRate))) }
     var out: [Float] = []
@@ -124,7 +124,7 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
         var rng = TestRandom(seed: 9)
         let input = (0..<2400).map { _ in Float(rng.int(in: -1000...1000)) / 1000 }
         func run(block: Int) -> [Float] {
-            var r = Resampler(inputRate: 48_000, outputRate: 16_000, channels: 2, maxInputFrames: 4800)
+            var r = try! Resampler(inputRate: 48_000, outputRate: 16_000, channels: 2, maxInputFrames: 4800)  // valid settings
             var out: [Float] = [], buf: [Float] = []
             var i = 0
             while i < input.count {
@@ -140,4 +140,21 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
         #expect(a == c)
         #expect(a.count / 2 <= 400 && a.count / 2 >= 400 - 60)
     }
+}
+
+@Test func resamplerSettingsThatAreNotPositiveAreErrors() throws {
+    #expect(throws: ResamplerConfigurationError.notPositive(parameter: "input rate", value: 0)) {
+        try Resampler(inputRate: 0, outputRate: 16_000)
+    }
+    #expect(throws: ResamplerConfigurationError.notPositive(parameter: "output rate", value: -1)) {
+        try Resampler(inputRate: 48_000, outputRate: -1)
+    }
+    #expect(throws: ResamplerConfigurationError.notPositive(parameter: "channels", value: 0)) {
+        try Resampler(inputRate: 48_000, outputRate: 16_000, channels: 0)
+    }
+    #expect(throws: ResamplerConfigurationError.notPositive(parameter: "maxInputFrames", value: 0)) {
+        try Resampler(inputRate: 48_000, outputRate: 16_000, maxInputFrames: 0)
+    }
+    let r = try Resampler(inputRate: 48_000, outputRate: 16_000, channels: 2, maxInputFrames: 480)
+    #expect(r.maxOutputFrames(forInput: 480) >= 160)
 }

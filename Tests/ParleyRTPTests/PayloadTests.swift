@@ -102,9 +102,17 @@ import ParleyRTP
         }
     }
 
+    @Test func aVP8PayloadSizeWithoutRoomForDataIsAnError() throws {
+        for size in [4, 0, -1] {
+            #expect(throws: RTPError.self) { try VP8Packetizer(maxPayloadSize: size) }
+        }
+        #expect(try VP8Packetizer(maxPayloadSize: 5).maxPayloadSize == 5)
+        #expect(VP8Packetizer().maxPayloadSize == VP8Packetizer.defaultMaxPayloadSize)
+    }
+
     @Test func packetizerSplitsAtTheMTUAndDepacketizerRestoresTheFrame() throws {
         let frame = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        var packetizer = VP8Packetizer(maxPayloadSize: 1200, pictureID: 0x7FFF)
+        var packetizer = try VP8Packetizer(maxPayloadSize: 1200, pictureID: 0x7FFF)
         var payloads: [([UInt8], Bool)] = []
         frame.withUnsafeBytes { f in packetizer.packetize(f) { p, last in payloads.append((Array(p), last)) } }
         #expect(payloads.count == 5)  // 4996 / 1196 -> 5
@@ -125,7 +133,7 @@ import ParleyRTP
 
     @Test func depacketizerDropsAFrameWithAMissingPacket() throws {
         let frame = [UInt8](repeating: 0xAB, count: 3000)
-        var packetizer = VP8Packetizer(maxPayloadSize: 1000)
+        var packetizer = try VP8Packetizer(maxPayloadSize: 1000)
         var payloads: [([UInt8], Bool)] = []
         frame.withUnsafeBytes { f in packetizer.packetize(f) { p, last in payloads.append((Array(p), last)) } }
         var d = VP8Depacketizer()

@@ -25,17 +25,26 @@ import ParleyRTP
         }
     }
 
-    @Test func newSourceIsOnProbationUntilTwoSequentialPackets() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func aClockRateThatIsNotPositiveIsAnError() throws {
+        for rate in [0, -90_000] {
+            #expect(throws: RTPError.fieldOutOfRange("clock rate \(rate) Hz is not positive")) {
+                try RTPSourceStatistics(clockRate: rate)
+            }
+        }
+        #expect(try RTPSourceStatistics(clockRate: 8_000).counters == RTPReceiveCounters())
+    }
+
+    @Test func newSourceIsOnProbationUntilTwoSequentialPackets() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         #expect(feed(&s, [100, 101, 102]) == [.probation, .accepted, .accepted])
         #expect(s.counters.probation == 1)
         #expect(s.received == 2)
-        var t = RTPSourceStatistics(clockRate: 48_000)
+        var t = try RTPSourceStatistics(clockRate: 48_000)
         #expect(feed(&t, [100, 200, 201]) == [.probation, .probation, .accepted])
     }
 
-    @Test func lossAndFractionLostAreReportedPerInterval() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func lossAndFractionLostAreReportedPerInterval() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         _ = feed(&s, Array(0...9))              // 9 accepted after probation
         _ = feed(&s, [12, 13, 14, 15, 16, 17, 18, 19])  // 10 and 11 lost
         #expect(s.cumulativeLost == 2)
@@ -47,8 +56,8 @@ import ParleyRTP
         #expect(s.makeReceptionReport(ssrc: 1, nowNanoseconds: 0).fractionLost == 0)
     }
 
-    @Test func wrapIncrementsCyclesAndDuplicatesAreCountedNotAccepted() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func wrapIncrementsCyclesAndDuplicatesAreCountedNotAccepted() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         let v = feed(&s, [65533, 65534, 65535, 0, 0, 1, 65535])
         #expect(v == [.probation, .accepted, .accepted, .accepted, .duplicate, .accepted, .duplicate])
         #expect(s.cycles == 65536)
@@ -57,16 +66,16 @@ import ParleyRTP
         #expect(s.cumulativeLost == 0)
     }
 
-    @Test func reorderedPacketsWithinMisorderAreAcceptedOnce() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func reorderedPacketsWithinMisorderAreAcceptedOnce() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         let v = feed(&s, [1, 2, 3, 5, 6, 4, 4, 7])
         #expect(v == [.probation, .accepted, .accepted, .accepted, .accepted, .accepted, .duplicate, .accepted])
         #expect(s.counters.reordered == 1)
         #expect(s.cumulativeLost == 0)
     }
 
-    @Test func aLargeJumpIsDroppedUnlessConfirmedByASequentialPacket() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func aLargeJumpIsDroppedUnlessConfirmedByASequentialPacket() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         _ = feed(&s, [1, 2, 3])
         #expect(feed(&s, [30_000]) == [.badSequence])
         #expect(feed(&s, [4]) == [.accepted])  // the jump was a stray packet
@@ -76,12 +85,12 @@ import ParleyRTP
         #expect(s.cumulativeLost == 0)
     }
 
-    @Test func constantTransitGivesZeroJitterAndAlternatingDelayConverges() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func constantTransitGivesZeroJitterAndAlternatingDelayConverges() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         _ = feed(&s, Array(0..<50))
         #expect(s.jitter == 0)
         // Every other packet 10 ms late: |D| = 480 timestamp units each time; J -> 480.
-        var t = RTPSourceStatistics(clockRate: 48_000)
+        var t = try RTPSourceStatistics(clockRate: 48_000)
         for i in 0..<400 {
             let late: Int64 = i % 2 == 1 ? 10_000_000 : 0
             t.update(sequenceNumber: UInt16(i), timestamp: UInt32(i * 960),
@@ -91,8 +100,8 @@ import ParleyRTP
         #expect(abs(t.jitterMilliseconds - 10) < 0.05)
     }
 
-    @Test func receptionReportCarriesLSRAndDLSR() {
-        var s = RTPSourceStatistics(clockRate: 90_000)
+    @Test func receptionReportCarriesLSRAndDLSR() throws {
+        var s = try RTPSourceStatistics(clockRate: 90_000)
         _ = feed(&s, [1, 2])
         let ntp = NTPTimestamp(secondsSince1900: 3_900_000_000.5)
         s.noteSenderReport(ntp: ntp, arrivalNanoseconds: 1_000_000_000)
@@ -101,8 +110,8 @@ import ParleyRTP
         #expect(r.delaySinceLastSenderReport == 32768)  // 0.5 s in 1/65536 s
     }
 
-    @Test func floodOfRandomSequenceNumbersNeverTrapsAndStateStaysBounded() {
-        var s = RTPSourceStatistics(clockRate: 48_000)
+    @Test func floodOfRandomSequenceNumbersNeverTrapsAndStateStaysBounded() throws {
+        var s = try RTPSourceStatistics(clockRate: 48_000)
         var x: UInt32 = 12345
         for _ in 0..<100_000 {
             x = x &* 1_664_525 &+ 1_013_904_223

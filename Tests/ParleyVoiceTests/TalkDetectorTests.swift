@@ -15,7 +15,7 @@ func frames(_ pattern: String, from start: Int = 0) -> [VADDecision] {
 }
 
 func talkEvents(_ pattern: String, muted: Bool = false, configuration: TalkDetectorConfiguration = .init()) -> [TalkEvent] {
-    var t = TalkDetector(configuration: configuration)
+    var t = try! TalkDetector(configuration: configuration)
     var out = frames(pattern).compactMap { t.process($0, muted: muted) }
     if let e = t.finish(at: Double(pattern.count) * 0.01) { out.append(e) }
     return out
@@ -155,4 +155,28 @@ func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, count: n) 
     let flat = run(riseSNR: 0)
     try #require(flat.first?.kind == .started)
     #expect(abs(flat[0].segmentTime - 0.65) < 1e-9)
+}
+
+@Test func talkDetectorRejectsAnOnsetWindowOrOnsetFramesOutOfRange() throws {
+    #expect(throws: TalkDetectorConfigurationError.onsetWindowOutOfRange(0)) {
+        try TalkDetector(configuration: TalkDetectorConfiguration(onsetWindow: 0, onsetFrames: 0))
+    }
+    #expect(throws: TalkDetectorConfigurationError.onsetWindowOutOfRange(65)) {
+        try TalkDetector(configuration: TalkDetectorConfiguration(onsetWindow: 65))
+    }
+    #expect(throws: TalkDetectorConfigurationError.onsetFramesOutOfRange(onsetFrames: 9, onsetWindow: 8)) {
+        try TalkDetector(configuration: TalkDetectorConfiguration(onsetFrames: 9))
+    }
+    #expect(throws: TalkDetectorConfigurationError.onsetFramesOutOfRange(onsetFrames: 0, onsetWindow: 8)) {
+        try TalkDetector(configuration: TalkDetectorConfiguration(onsetFrames: 0))
+    }
+    // A value set after the configuration was made is checked too, and a rejected change keeps the old settings.
+    var t = try TalkDetector(configuration: TalkDetectorConfiguration(onsetWindow: 64, onsetFrames: 64))
+    var bad = t.configuration
+    bad.onsetWindow = 100
+    #expect(throws: TalkDetectorConfigurationError.onsetWindowOutOfRange(100)) { try t.setConfiguration(bad) }
+    #expect(t.configuration.onsetWindow == 64)
+    try t.setConfiguration(TalkDetectorConfiguration(onsetWindow: 1, onsetFrames: 1))
+    #expect(t.configuration.onsetWindow == 1)
+    #expect(TalkDetectorConfigurationError.onsetWindowOutOfRange(0).description.contains("1...64"))
 }

@@ -9,8 +9,8 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     c.sampleRate = 16_000
     c.capacity = 32
     c.maximumPayloadBytes = 64
-    var buffer = AudioJitterBuffer(configuration: c)
-    var decoder = LinearPCMDecoder(sampleRate: 16_000)
+    var buffer = try! AudioJitterBuffer(configuration: c)  // a fixed, valid configuration
+    var decoder = try! LinearPCMDecoder(sampleRate: 16_000)
     var out = [Int16](repeating: 0, count: c.frameSamples)
     var payload = [UInt8](repeating: 7, count: 80)
     var nowNs: Int64 = 0

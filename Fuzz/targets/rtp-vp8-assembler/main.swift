@@ -8,8 +8,8 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     var config = VP8FrameAssembler.Configuration()
     config.windowPackets = 64
-    var assembler = VP8FrameAssembler(configuration: config)
-    var stats = RTPSourceStatistics(clockRate: 90_000)
+    var assembler = try! VP8FrameAssembler(configuration: config)  // 64 is a power of two
+    var stats = try! RTPSourceStatistics(clockRate: 90_000)  // positive: cannot throw
     var p = 0
     var now: Int64 = 0
     var frames = 0
