@@ -403,9 +403,10 @@ func theProgressBarShowsOnATerminalOnly() throws {
     let dir = try detectTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let log = dir.appendingPathComponent("tty.log").path
-    // Enough work (12 files) that the bar, redrawn every 200 ms, shows at least once.
+    // Enough work (120 files, about a second on an idle machine) that the bar, redrawn every
+    // 200 ms, shows at least once.
     let command = ([detectParleyExecutable.path, "detect", "--jobs", "1", "--format", "csv", "--output",
-                    dir.appendingPathComponent("o.csv").path] + Array(repeating: files, count: 4).flatMap { $0 }).map { "'\($0)'" }.joined(separator: " ")
+                    dir.appendingPathComponent("o.csv").path] + Array(repeating: files, count: 40).flatMap { $0 }).map { "'\($0)'" }.joined(separator: " ")
     let script = Process()
     script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     script.arguments = ["-qec", command, log]
