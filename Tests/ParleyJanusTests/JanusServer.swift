@@ -42,7 +42,7 @@ final class JanusServer: @unchecked Sendable {
             }
             if !process.isRunning || ContinuousClock.now > deadline {
                 let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-                stop()
+                await stop()
                 throw ServerError("Janus did not answer at \(baseURL) within 15 s; log:\n\(log.suffix(2000))")
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -50,12 +50,14 @@ final class JanusServer: @unchecked Sendable {
     }
 
     /// Stops Janus by its process id (SIGTERM, then SIGKILL after 5 s) and removes the folder.
-    func stop() {
+    func stop() async {
         if process.isRunning {
             let pid = process.processIdentifier
             kill(pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while process.isRunning && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
             if process.isRunning {
                 kill(pid, SIGKILL)
                 process.waitUntilExit()
@@ -69,10 +71,10 @@ final class JanusServer: @unchecked Sendable {
         let server = try await JanusServer()
         do {
             let result = try await body(server)
-            server.stop()
+            await server.stop()
             return result
         } catch {
-            server.stop()
+            await server.stop()
             throw error
         }
     }
