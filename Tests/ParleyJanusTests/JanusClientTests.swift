@@ -133,4 +133,17 @@ struct JanusClientTests {
             try await janus.destroy()
         }
     }
+
+    @Test func emptyLongPollEndsWithTimeout() async throws {
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            // Janus holds a long poll without events for 30 s, then answers a keepalive.
+            let start = ContinuousClock.now
+            let events = try await janus.poll()
+            #expect(events == [.timeout])
+            #expect(ContinuousClock.now - start < .seconds(40))
+            try await janus.destroy()
+        }
+    }
 }
