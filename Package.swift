@@ -6,6 +6,7 @@
 //   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
 //   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Detect (offline talk detection)
 //   ->  Call (pipelines, participants, events, the session)
+//   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them.
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
 //       no other library depends on it; the front ends, benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
@@ -31,6 +32,7 @@ let package = Package(
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
+        .library(name: "ParleyJanus", targets: ["ParleyJanus"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench", targets: ["parley-bench"]),
     ],
@@ -78,6 +80,9 @@ let package = Package(
                 dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect"],
                 swiftSettings: swiftSettings),
+
+        // MARK: Rooms on a Janus media server: the client of its HTTP API (Foundation's URLSession).
+        .target(name: "ParleyJanus", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
 
         // MARK: Simulation: the network simulator and its scenarios, traces and their replay against
         // the fixed-delay oracle, the simulated link, drifting capture clocks and the simulated room.
@@ -136,6 +141,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect", "ParleySimulation"], exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
     ]
 )

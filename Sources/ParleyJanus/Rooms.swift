@@ -1,0 +1,202 @@
+/// A handle attached to the AudioBridge plugin, with typed room requests.
+public struct AudioBridgeHandle: Sendable {
+    /// The client the handle belongs to.
+    public let client: JanusClient
+    /// The handle id.
+    public let id: UInt64
+
+    /// Attaches a new handle to the AudioBridge plugin in `client`'s session.
+    public static func attach(_ client: JanusClient) async throws -> AudioBridgeHandle {
+        AudioBridgeHandle(client: client, id: try await client.attach(plugin: JanusClient.audioBridgePlugin))
+    }
+
+    /// How to create an AudioBridge room.
+    public struct RoomOptions: Sendable {
+        /// The room id; `nil` lets Janus choose one.
+        public var room: UInt64?
+        public var description: String?
+        /// The secret needed to edit or destroy the room.
+        public var secret: String?
+        /// The mixer's sampling rate in Hz (8000, 16000, 24000 or 48000).
+        public var samplingRate: Int?
+        /// Whether participants may join with plain RTP (no WebRTC).
+        public var allowRTPParticipants: Bool
+        /// Whether Janus sends `talking`/`stopped-talking` events from the audio levels.
+        public var audioLevelEvent: Bool
+
+        public init(room: UInt64? = nil, description: String? = nil, secret: String? = nil, samplingRate: Int? = nil,
+                    allowRTPParticipants: Bool = true, audioLevelEvent: Bool = true) {
+            self.room = room
+            self.description = description
+            self.secret = secret
+            self.samplingRate = samplingRate
+            self.allowRTPParticipants = allowRTPParticipants
+            self.audioLevelEvent = audioLevelEvent
+        }
+    }
+
+    /// A participant as `listparticipants` reports it.
+    public struct Participant: Sendable, Equatable {
+        public var id: UInt64
+        public var display: String?
+        /// Whether the participant's media is set up.
+        public var setup: Bool
+        public var muted: Bool
+        /// Present when the room sends audio-level events.
+        public var talking: Bool?
+    }
+
+    /// Creates a room (not permanent: it lives as long as the Janus process).
+    /// - Returns: the room id.
+    @discardableResult
+    public func createRoom(_ options: RoomOptions = RoomOptions()) async throws -> UInt64 {
+        var body: [String: JSONValue] = [
+            "request": "create",
+            "permanent": false,
+            "allow_rtp_participants": .bool(options.allowRTPParticipants),
+            "audiolevel_event": .bool(options.audioLevelEvent),
+        ]
+        if let room = options.room { body["room"] = .int(Int64(bitPattern: room)) }
+        if let description = options.description { body["description"] = .string(description) }
+        if let secret = options.secret { body["secret"] = .string(secret) }
+        if let rate = options.samplingRate { body["sampling_rate"] = .int(Int64(rate)) }
+        let data = try await request(.object(body), expecting: "created")
+        guard let room = data["room"]?.intValue else { throw JanusError.malformedReply("create: no room") }
+        return UInt64(bitPattern: room)
+    }
+
+    /// Whether room `room` exists.
+    public func exists(room: UInt64) async throws -> Bool {
+        let data = try await request(["request": "exists", "room": .int(Int64(bitPattern: room))], expecting: "success")
+        guard let exists = data["exists"]?.boolValue else { throw JanusError.malformedReply("exists: no exists") }
+        return exists
+    }
+
+    /// The participants in room `room`.
+    public func listParticipants(room: UInt64) async throws -> [Participant] {
+        let data = try await request(["request": "listparticipants", "room": .int(Int64(bitPattern: room))],
+                                     expecting: "participants")
+        guard let list = data["participants"]?.arrayValue else {
+            throw JanusError.malformedReply("listparticipants: no participants")
+        }
+        return try list.map { entry in
+            guard let id = entry["id"]?.intValue else { throw JanusError.malformedReply("participant without id") }
+            return Participant(id: UInt64(bitPattern: id), display: entry["display"]?.stringValue,
+                               setup: entry["setup"]?.boolValue ?? false, muted: entry["muted"]?.boolValue ?? false,
+                               talking: entry["talking"]?.boolValue)
+        }
+    }
+
+    /// Destroys room `room`; `secret` is the one it was created with, if any.
+    public func destroyRoom(_ room: UInt64, secret: String? = nil) async throws {
+        var body: [String: JSONValue] = ["request": "destroy", "room": .int(Int64(bitPattern: room))]
+        if let secret { body["secret"] = .string(secret) }
+        _ = try await request(.object(body), expecting: "destroyed")
+    }
+
+    private func request(_ body: JSONValue, expecting kind: String) async throws -> JSONValue {
+        try await JanusRoomRequest.send(body, to: id, in: client, pluginKey: "audiobridge", expecting: kind)
+    }
+}
+
+/// A handle attached to the VideoRoom plugin, with typed room requests.
+public struct VideoRoomHandle: Sendable {
+    /// The client the handle belongs to.
+    public let client: JanusClient
+    /// The handle id.
+    public let id: UInt64
+
+    /// Attaches a new handle to the VideoRoom plugin in `client`'s session.
+    public static func attach(_ client: JanusClient) async throws -> VideoRoomHandle {
+        VideoRoomHandle(client: client, id: try await client.attach(plugin: JanusClient.videoRoomPlugin))
+    }
+
+    /// How to create a VideoRoom room.
+    public struct RoomOptions: Sendable {
+        /// The room id; `nil` lets Janus choose one.
+        public var room: UInt64?
+        public var description: String?
+        /// The secret needed to edit or destroy the room.
+        public var secret: String?
+        /// The most publishers at once.
+        public var publishers: Int?
+        /// Whether Janus sends `talking`/`stopped-talking` events from the audio levels.
+        public var audioLevelEvent: Bool
+
+        public init(room: UInt64? = nil, description: String? = nil, secret: String? = nil, publishers: Int? = nil,
+                    audioLevelEvent: Bool = true) {
+            self.room = room
+            self.description = description
+            self.secret = secret
+            self.publishers = publishers
+            self.audioLevelEvent = audioLevelEvent
+        }
+    }
+
+    /// A participant as `listparticipants` reports it.
+    public struct Participant: Sendable, Equatable {
+        public var id: UInt64
+        public var display: String?
+        /// Whether the participant is publishing media.
+        public var publisher: Bool
+        /// Present when the room sends audio-level events and the participant publishes.
+        public var talking: Bool?
+    }
+
+    /// Creates a room (not permanent: it lives as long as the Janus process).
+    /// - Returns: the room id.
+    @discardableResult
+    public func createRoom(_ options: RoomOptions = RoomOptions()) async throws -> UInt64 {
+        var body: [String: JSONValue] = [
+            "request": "create",
+            "permanent": false,
+            "audiolevel_event": .bool(options.audioLevelEvent),
+        ]
+        if let room = options.room { body["room"] = .int(Int64(bitPattern: room)) }
+        if let description = options.description { body["description"] = .string(description) }
+        if let secret = options.secret { body["secret"] = .string(secret) }
+        if let publishers = options.publishers { body["publishers"] = .int(Int64(publishers)) }
+        let data = try await request(.object(body), expecting: "created")
+        guard let room = data["room"]?.intValue else { throw JanusError.malformedReply("create: no room") }
+        return UInt64(bitPattern: room)
+    }
+
+    /// Whether room `room` exists.
+    public func exists(room: UInt64) async throws -> Bool {
+        let data = try await request(["request": "exists", "room": .int(Int64(bitPattern: room))], expecting: "success")
+        guard let exists = data["exists"]?.boolValue else { throw JanusError.malformedReply("exists: no exists") }
+        return exists
+    }
+
+    /// The participants in room `room`.
+    public func listParticipants(room: UInt64) async throws -> [Participant] {
+        let data = try await request(["request": "listparticipants", "room": .int(Int64(bitPattern: room))],
+                                     expecting: "participants")
+        guard let list = data["participants"]?.arrayValue else {
+            throw JanusError.malformedReply("listparticipants: no participants")
+        }
+        return try list.map { entry in
+            guard let id = entry["id"]?.intValue else { throw JanusError.malformedReply("participant without id") }
+            return Participant(id: UInt64(bitPattern: id), display: entry["display"]?.stringValue,
+                               publisher: entry["publisher"]?.boolValue ?? false, talking: entry["talking"]?.boolValue)
+        }
+    }
+
+    private func request(_ body: JSONValue, expecting kind: String) async throws -> JSONValue {
+        try await JanusRoomRequest.send(body, to: id, in: client, pluginKey: "videoroom", expecting: kind)
+    }
+}
+
+/// A synchronous room request: the plugin's data, checked to be the expected kind of answer.
+enum JanusRoomRequest {
+    static func send(_ body: JSONValue, to handle: UInt64, in client: JanusClient, pluginKey: String,
+                     expecting kind: String) async throws -> JSONValue {
+        guard case .success(let data) = try await client.send(message: body, to: handle) else {
+            throw JanusError.malformedReply("\(pluginKey): ack where a synchronous answer was expected")
+        }
+        guard data[pluginKey]?.stringValue == kind else {
+            throw JanusError.malformedReply("\(pluginKey): expected \"\(kind)\", got \(data[pluginKey].map { "\($0)" } ?? "nothing")")
+        }
+        return data
+    }
+}
