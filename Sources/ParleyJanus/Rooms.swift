@@ -51,37 +51,22 @@ public struct AudioBridgeHandle: Sendable {
     @discardableResult
     public func createRoom(_ options: RoomOptions = RoomOptions()) async throws -> UInt64 {
         var body: [String: JSONValue] = [
-            "request": "create",
-            "permanent": false,
             "allow_rtp_participants": .bool(options.allowRTPParticipants),
             "audiolevel_event": .bool(options.audioLevelEvent),
         ]
-        if let room = options.room { body["room"] = .int(Int64(bitPattern: room)) }
-        if let description = options.description { body["description"] = .string(description) }
-        if let secret = options.secret { body["secret"] = .string(secret) }
         if let rate = options.samplingRate { body["sampling_rate"] = .int(Int64(rate)) }
-        let data = try await request(.object(body), expecting: "created")
-        guard let room = data["room"]?.intValue else { throw JanusError.malformedReply("create: no room") }
-        return UInt64(bitPattern: room)
+        return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
     }
 
     /// Whether room `room` exists.
-    public func exists(room: UInt64) async throws -> Bool {
-        let data = try await request(["request": "exists", "room": .int(Int64(bitPattern: room))], expecting: "success")
-        guard let exists = data["exists"]?.boolValue else { throw JanusError.malformedReply("exists: no exists") }
-        return exists
+    public func exists(room id: UInt64) async throws -> Bool {
+        try await room.exists(id)
     }
 
     /// The participants in room `room`.
     public func listParticipants(room: UInt64) async throws -> [Participant] {
-        let data = try await request(["request": "listparticipants", "room": .int(Int64(bitPattern: room))],
-                                     expecting: "participants")
-        guard let list = data["participants"]?.arrayValue else {
-            throw JanusError.malformedReply("listparticipants: no participants")
-        }
-        return try list.map { entry in
-            guard let id = entry["id"]?.intValue else { throw JanusError.malformedReply("participant without id") }
-            return Participant(id: UInt64(bitPattern: id), display: entry["display"]?.stringValue,
+        try await self.room.participants(room).map { id, entry in
+            Participant(id: id, display: entry["display"]?.stringValue,
                                setup: entry["setup"]?.boolValue ?? false, muted: entry["muted"]?.boolValue ?? false,
                                talking: entry["talking"]?.boolValue)
         }
@@ -91,12 +76,10 @@ public struct AudioBridgeHandle: Sendable {
     public func destroyRoom(_ room: UInt64, secret: String? = nil) async throws {
         var body: [String: JSONValue] = ["request": "destroy", "room": .int(Int64(bitPattern: room))]
         if let secret { body["secret"] = .string(secret) }
-        _ = try await request(.object(body), expecting: "destroyed")
+        _ = try await self.room.send(.object(body), expecting: "destroyed")
     }
 
-    private func request(_ body: JSONValue, expecting kind: String) async throws -> JSONValue {
-        try await JanusRoomRequest.send(body, to: id, in: client, pluginKey: "audiobridge", expecting: kind)
-    }
+    private var room: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: "audiobridge") }
 }
 
 /// A handle attached to the VideoRoom plugin, with typed room requests.
@@ -147,50 +130,37 @@ public struct VideoRoomHandle: Sendable {
     /// - Returns: the room id.
     @discardableResult
     public func createRoom(_ options: RoomOptions = RoomOptions()) async throws -> UInt64 {
-        var body: [String: JSONValue] = [
-            "request": "create",
-            "permanent": false,
-            "audiolevel_event": .bool(options.audioLevelEvent),
-        ]
-        if let room = options.room { body["room"] = .int(Int64(bitPattern: room)) }
-        if let description = options.description { body["description"] = .string(description) }
-        if let secret = options.secret { body["secret"] = .string(secret) }
+        var body: [String: JSONValue] = ["audiolevel_event": .bool(options.audioLevelEvent)]
         if let publishers = options.publishers { body["publishers"] = .int(Int64(publishers)) }
-        let data = try await request(.object(body), expecting: "created")
-        guard let room = data["room"]?.intValue else { throw JanusError.malformedReply("create: no room") }
-        return UInt64(bitPattern: room)
+        return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
     }
 
     /// Whether room `room` exists.
-    public func exists(room: UInt64) async throws -> Bool {
-        let data = try await request(["request": "exists", "room": .int(Int64(bitPattern: room))], expecting: "success")
-        guard let exists = data["exists"]?.boolValue else { throw JanusError.malformedReply("exists: no exists") }
-        return exists
+    public func exists(room id: UInt64) async throws -> Bool {
+        try await room.exists(id)
     }
 
     /// The participants in room `room`.
     public func listParticipants(room: UInt64) async throws -> [Participant] {
-        let data = try await request(["request": "listparticipants", "room": .int(Int64(bitPattern: room))],
-                                     expecting: "participants")
-        guard let list = data["participants"]?.arrayValue else {
-            throw JanusError.malformedReply("listparticipants: no participants")
-        }
-        return try list.map { entry in
-            guard let id = entry["id"]?.intValue else { throw JanusError.malformedReply("participant without id") }
-            return Participant(id: UInt64(bitPattern: id), display: entry["display"]?.stringValue,
+        try await self.room.participants(room).map { id, entry in
+            Participant(id: id, display: entry["display"]?.stringValue,
                                publisher: entry["publisher"]?.boolValue ?? false, talking: entry["talking"]?.boolValue)
         }
     }
 
-    private func request(_ body: JSONValue, expecting kind: String) async throws -> JSONValue {
-        try await JanusRoomRequest.send(body, to: id, in: client, pluginKey: "videoroom", expecting: kind)
-    }
+    private var room: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: "videoroom") }
 }
 
-/// A synchronous room request: the plugin's data, checked to be the expected kind of answer.
-enum JanusRoomRequest {
-    static func send(_ body: JSONValue, to handle: UInt64, in client: JanusClient, pluginKey: String,
-                     expecting kind: String) async throws -> JSONValue {
+/// The room requests AudioBridge and VideoRoom share: synchronous requests to one handle whose
+/// answers are checked to be the expected kind.
+struct JanusRoomRequest {
+    let client: JanusClient
+    let handle: UInt64
+    /// The key of the plugin's answer kind (`"audiobridge"`, `"videoroom"`).
+    let pluginKey: String
+
+    /// Sends `body` and returns the plugin's data, checked to be a `kind` answer.
+    func send(_ body: JSONValue, expecting kind: String) async throws -> JSONValue {
         guard case .success(let data) = try await client.send(message: body, to: handle) else {
             throw JanusError.malformedReply("\(pluginKey): ack where a synchronous answer was expected")
         }
@@ -198,5 +168,38 @@ enum JanusRoomRequest {
             throw JanusError.malformedReply("\(pluginKey): expected \"\(kind)\", got \(data[pluginKey].map { "\($0)" } ?? "nothing")")
         }
         return data
+    }
+
+    /// `create` with the plugin's own fields plus the common ones (not permanent); the room id.
+    func create(_ fields: [String: JSONValue], room: UInt64?, description: String?, secret: String?) async throws -> UInt64 {
+        var body = fields
+        body["request"] = "create"
+        body["permanent"] = false
+        if let room { body["room"] = .int(Int64(bitPattern: room)) }
+        if let description { body["description"] = .string(description) }
+        if let secret { body["secret"] = .string(secret) }
+        let data = try await send(.object(body), expecting: "created")
+        guard let id = data["room"]?.intValue else { throw JanusError.malformedReply("create: no room") }
+        return UInt64(bitPattern: id)
+    }
+
+    /// Whether room `room` exists.
+    func exists(_ room: UInt64) async throws -> Bool {
+        let data = try await send(["request": "exists", "room": .int(Int64(bitPattern: room))], expecting: "success")
+        guard let exists = data["exists"]?.boolValue else { throw JanusError.malformedReply("exists: no exists") }
+        return exists
+    }
+
+    /// `listparticipants`: each participant's id with its entry.
+    func participants(_ room: UInt64) async throws -> [(id: UInt64, entry: JSONValue)] {
+        let data = try await send(["request": "listparticipants", "room": .int(Int64(bitPattern: room))],
+                                  expecting: "participants")
+        guard let list = data["participants"]?.arrayValue else {
+            throw JanusError.malformedReply("listparticipants: no participants")
+        }
+        return try list.map { entry in
+            guard let id = entry["id"]?.intValue else { throw JanusError.malformedReply("participant without id") }
+            return (UInt64(bitPattern: id), entry)
+        }
     }
 }
