@@ -96,7 +96,7 @@ let package = Package(
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
-                                         "ParleySimulation"],
+                                         "ParleySimulation", "ParleyJanus"],
                           swiftSettings: swiftSettings),
 
         // MARK: Examples: compiled with everything else, so they keep up with the API.
@@ -141,7 +141,9 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect", "ParleySimulation"], exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
+        // A Janus server for the tests that need one (started per test, stopped by process id).
+        .target(name: "JanusTestSupport", path: "Tests/JanusTestSupport", swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

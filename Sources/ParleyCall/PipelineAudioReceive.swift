@@ -21,6 +21,12 @@ public struct AudioReceiveConfiguration: Sendable, Hashable {
     /// as sender NTP time minus this (from RTCP sender reports). Default: the first sender
     /// report's time minus its RTP offset from the first packet... see ``AudioReceivePipeline``.
     public var callStartNTP: Double?
+    /// The RTP timestamp of the sender's media time zero, when signalling tells it (a Parley
+    /// participant in a Janus room sends timestamps counted from the start of its source, so
+    /// this is 0 there; a server in between forwards RTP but not the sender's RTCP). Used when
+    /// no sender report maps the stream (see ``callStartNTP``). Default nil: media time counts
+    /// from the first packet received.
+    public var senderTimestampOrigin: UInt32?
     /// Whether talking is detected at all. Default true. Off, no VAD decisions or talking
     /// events are produced (the cheapest receive path).
     public var analysis = true
@@ -186,7 +192,10 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         let slot = Int((ts / 480) & Int64(levelMask))
         levelTags[slot] = ts
         levelCodes[slot] = level.map { $0.level | ($0.voiceActivity ? 0x80 : 0) } ?? 0xFF
-        if firstTimestamp == nil { firstTimestamp = ts }
+        if firstTimestamp == nil {
+            // The origin, unwrapped next to the first packet: the latest timestamp at or before it.
+            firstTimestamp = configuration.senderTimestampOrigin.map { ts - Int64(view.timestamp &- $0) } ?? ts
+        }
         statistics.packetsBuffered += 1
         buffer.put(sequence: view.sequenceNumber, timestamp: view.timestamp, arrival: arrival,
                    payload: payload, duration: duration, tag: Int(ts))

@@ -105,14 +105,17 @@ public struct VideoRoomHandle: Sendable {
         public var publishers: Int?
         /// Whether Janus sends `talking`/`stopped-talking` events from the audio levels.
         public var audioLevelEvent: Bool
+        /// The pin a participant needs to join.
+        public var pin: String?
 
         public init(room: UInt64? = nil, description: String? = nil, secret: String? = nil, publishers: Int? = nil,
-                    audioLevelEvent: Bool = true) {
+                    audioLevelEvent: Bool = true, pin: String? = nil) {
             self.room = room
             self.description = description
             self.secret = secret
             self.publishers = publishers
             self.audioLevelEvent = audioLevelEvent
+            self.pin = pin
         }
     }
 
@@ -132,6 +135,7 @@ public struct VideoRoomHandle: Sendable {
     public func createRoom(_ options: RoomOptions = RoomOptions()) async throws -> UInt64 {
         var body: [String: JSONValue] = ["audiolevel_event": .bool(options.audioLevelEvent)]
         if let publishers = options.publishers { body["publishers"] = .int(Int64(publishers)) }
+        if let pin = options.pin { body["pin"] = .string(pin) }
         return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
     }
 
@@ -148,7 +152,8 @@ public struct VideoRoomHandle: Sendable {
         }
     }
 
-    private var room: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: "videoroom") }
+    private var room: JanusRoomRequest { request }
+    var request: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: "videoroom") }
 }
 
 /// The room requests AudioBridge and VideoRoom share: synchronous requests to one handle whose

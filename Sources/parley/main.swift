@@ -10,6 +10,7 @@ let commands: [Command] = [
     roomCommand,
     netsimCommand,
     callCommand,
+    joinCommand,
     sendCommand,
     receiveCommand,
     devicesCommand,

@@ -62,21 +62,10 @@ import Testing
             let original = try readInteropWAV(source)
             #expect(heard.sampleRate == 16_000)
             #expect(heard.samples.count >= original.samples.count * 9 / 10, "\(listener) heard \(heard.samples.count) samples")
-            let (c, lag) = interopAlignedCorrelation(source: original.samples, decoded: heard.samples, maxLag: 16_000)
-            // A live receiver time-stretches to follow the network, so one lag does not fit the
-            // whole file: the median over the 1 s windows with speech, each at its own lag.
-            var windows: [Double] = []
-            for w in stride(from: 0, to: original.samples.count - 16_000, by: 16_000) {
-                let part = Array(original.samples[w..<(w + 16_000)])
-                guard part.map({ Double($0 * $0) }).reduce(0, +) / 16_000 > 1e-4 else { continue }
-                let from = max(0, w + lag - 4_000), to = min(heard.samples.count, w + lag + 20_000)
-                guard to - from > 16_000 else { continue }
-                windows.append(interopAlignedCorrelation(source: part, decoded: Array(heard.samples[from..<to]), maxLag: 8_000).correlation)
-            }
-            let median = windows.sorted()[windows.count / 2]
-            #expect(windows.count >= 3 && median >= 0.8, "\(listener) hears its peer: windows \(windows)")
-            print("parley call: \(listener) hears its peer with correlation \(String(format: "%.3f", c)) at lag \(lag) over the file, "
-                  + "median \(String(format: "%.3f", median)) over \(windows.count) speech windows")
+            let (median, count, lag) = interopSpeechWindowCorrelation(source: original.samples, heard: heard.samples)
+            #expect(count >= 3 && median >= 0.8, "\(listener) hears its peer: median \(median) over \(count) windows")
+            print("parley call: \(listener) hears its peer at lag \(lag), correlation median \(String(format: "%.3f", median)) "
+                  + "over \(count) speech windows")
         }
 
         // Each side's events: both participants' turns (its own from its capture, the peer's from

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ParleyJanus
+import JanusTestSupport
 
 /// Against a real Janus (the Debian package), started per test on 127.0.0.1 and stopped by
 /// process id. Serialized: one Janus at a time on a small machine.

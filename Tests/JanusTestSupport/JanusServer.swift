@@ -9,21 +9,21 @@ import Glibc
 /// A Janus process for the tests: a minimal configuration in a temporary folder (HTTP on
 /// 127.0.0.1 at a free port, admin off, only the AudioBridge and VideoRoom plugins), started as a
 /// child process and stopped by its process id.
-final class JanusServer: @unchecked Sendable {
+public final class JanusServer: @unchecked Sendable {
     /// The `janus` binary, if installed.
-    static let binaryPath: String? = ["/usr/bin/janus", "/usr/local/bin/janus"]
+    public static let binaryPath: String? = ["/usr/bin/janus", "/usr/local/bin/janus"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    let folder: URL
-    let port: UInt16
+    public let folder: URL
+    public let port: UInt16
     let process = Process()
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/janus")! }
-    var logFile: URL { folder.appendingPathComponent("janus.log") }
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/janus")! }
+    public var logFile: URL { folder.appendingPathComponent("janus.log") }
 
     /// Writes the configuration and starts Janus; returns once its HTTP API answers. A busy
     /// two-core machine running the other suites beside it can hold Janus's start (certificate
     /// generation, plugin loading) for many seconds: it gets up to 90 s.
-    init() async throws {
+    public init() async throws {
         guard let binary = Self.binaryPath else { throw ServerError("janus is not installed") }
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-janus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -53,7 +53,7 @@ final class JanusServer: @unchecked Sendable {
 
     /// Stops Janus by its process id (SIGTERM, then SIGKILL after 2 s) and removes the folder.
     /// (Started from the test process, Janus seldom exits on SIGTERM alone: the grace is short.)
-    func stop() async {
+    public func stop() async {
         if process.isRunning {
             let pid = process.processIdentifier
             kill(pid, SIGTERM)
@@ -70,7 +70,7 @@ final class JanusServer: @unchecked Sendable {
     }
 
     /// Runs `body` with a fresh Janus, stopping it afterwards whether `body` throws or not.
-    static func with<T: Sendable>(_ body: (JanusServer) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(_ body: (JanusServer) async throws -> T) async throws -> T {
         let server = try await JanusServer()
         do {
             let result = try await body(server)
@@ -83,7 +83,7 @@ final class JanusServer: @unchecked Sendable {
     }
 
     /// A TCP port nothing listens on (bound to port 0 on 127.0.0.1, then released).
-    static func freePort() throws -> UInt16 {
+    public static func freePort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ServerError("socket failed") }
         defer { close(fd) }
@@ -168,7 +168,7 @@ final class JanusServer: @unchecked Sendable {
                 }
 
                 """,
-            "janus.plugin.audiobridge.jcfg": "general: {\n}\n",
+            "janus.plugin.audiobridge.jcfg": "general: {\n\tlocal_ip = \"127.0.0.1\"\n}\n",
             "janus.plugin.videoroom.jcfg": "general: {\n}\n",
         ]
         for (name, text) in files {
@@ -177,7 +177,7 @@ final class JanusServer: @unchecked Sendable {
     }
 }
 
-struct ServerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct ServerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

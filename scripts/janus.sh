@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Starts Janus (the Debian package) with a minimal configuration for Parley's rooms: the HTTP
+# API on 127.0.0.1:PORT (default 8088, path /janus), no admin API, only the VideoRoom and
+# AudioBridge plugins, RTP ports 20000-20200, and room 1234 in each plugin (VideoRoom: up to
+# 6 publishers, talking events; AudioBridge: 16 kHz mix, plain-RTP participants allowed).
+# The configuration is written to a fresh temporary folder; Janus runs in the foreground
+# (Ctrl-C stops it).
+#
+#   bash scripts/janus.sh [PORT]
+set -euo pipefail
+port="${1:-8088}"
+command -v janus >/dev/null || { echo "janus is not installed: sudo apt-get install janus" >&2; exit 1; }
+dir="$(mktemp -d /tmp/parley-janus.XXXXXX)"
+plugins="$(sed -n 's/^[[:space:]]*plugins_folder = "\([^"]*\)".*/\1/p' /etc/janus/janus.jcfg | head -1)"
+transports="$(sed -n 's/^[[:space:]]*transports_folder = "\([^"]*\)".*/\1/p' /etc/janus/janus.jcfg | head -1)"
+plugins="${plugins:-/usr/lib/x86_64-linux-gnu/janus/plugins}"
+transports="${transports:-/usr/lib/x86_64-linux-gnu/janus/transports}"
+others() { ls "$1" | grep '\.so$' | grep -v -x -e "$2" -e "${3:-none}" | paste -sd, -; }
+cat > "$dir/janus.jcfg" <<CFG
+general: {
+	configs_folder = "$dir"
+	plugins_folder = "$plugins"
+	transports_folder = "$transports"
+	debug_level = 4
+	session_timeout = 60
+}
+media: {
+	rtp_port_range = "20000-20200"
+}
+nat: {
+	ice_ignore_list = "vmnet"
+}
+plugins: {
+	disable = "$(others "$plugins" libjanus_videoroom.so libjanus_audiobridge.so)"
+}
+transports: {
+	disable = "$(others "$transports" libjanus_http.so)"
+}
+events: {
+	broadcast = false
+}
+loggers: {
+	disable = "libjanus_jsonlog.so"
+}
+CFG
+cat > "$dir/janus.transport.http.jcfg" <<CFG
+general: {
+	json = "plain"
+	base_path = "/janus"
+	http = true
+	ip = "127.0.0.1"
+	port = $port
+	https = false
+}
+admin: {
+	admin_http = false
+	admin_https = false
+}
+CFG
+cat > "$dir/janus.plugin.videoroom.jcfg" <<CFG
+room-1234: {
+	description = "Parley room"
+	publishers = 6
+	audiocodec = "opus"
+	videocodec = "vp8"
+	audiolevel_event = true
+}
+CFG
+cat > "$dir/janus.plugin.audiobridge.jcfg" <<CFG
+general: {
+	local_ip = "127.0.0.1"
+}
+room-1234: {
+	description = "Parley room"
+	sampling_rate = 16000
+	allow_rtp_participants = true
+	audiolevel_event = true
+}
+CFG
+echo "janus: API at http://127.0.0.1:$port/janus, configuration in $dir" >&2
+exec janus -F "$dir" -o
