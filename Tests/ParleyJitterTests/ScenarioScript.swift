@@ -23,6 +23,8 @@ struct ScenarioScript {
     var playoutDelaysMs: [Double] = []
     var putTimes: [Int: Double] = [:]
     var outcomes: [JitterPutOutcome] = []
+    /// Every playout step taken, in order.
+    var operations: [PlayoutOperation] = []
     let payload: [UInt8]
     var output: [Int16]
 
@@ -60,6 +62,7 @@ struct ScenarioScript {
     mutating func get() {
         let now = MonotonicTime(nanoseconds: Int64(clockMs * 1e6))
         _ = output.withUnsafeMutableBufferPointer { buffer.get(at: now, into: $0, decoder: &decoder) }
+        operations += buffer.lastOperations
         for p in buffer.lastPlayedPackets {
             played.append(p.tag)
             if let t = putTimes[p.tag] { playoutDelaysMs.append(clockMs + Double(p.offsetInFrame) / 16 - t) }
