@@ -344,17 +344,19 @@ func interopMeanPSNR(source: InteropY4M, decoded: InteropY4M) -> (psnr: Double, 
 
 /// How well a live receiver's recording follows its source: the median correlation over the
 /// source's 1 s windows with speech, each aligned on its own (a live receiver time-stretches to
-/// follow the network, so one lag does not fit a whole file). Returns the median, the number of
-/// windows, and the lag over the whole file.
-func interopSpeechWindowCorrelation(source: [Float], heard: [Float], maxLag: Int = 16_000) -> (median: Double, windows: Int, lag: Int) {
+/// follow the network, so one lag does not fit a whole file), searched from 0.25 s before to
+/// `drift` samples (default 0.75 s) after the lag over the whole file. Returns the median, the
+/// number of windows, and the lag over the whole file.
+func interopSpeechWindowCorrelation(source: [Float], heard: [Float], maxLag: Int = 16_000,
+                                    drift: Int = 12_000) -> (median: Double, windows: Int, lag: Int) {
     let (_, lag) = interopAlignedCorrelation(source: source, decoded: heard, maxLag: maxLag)
     var windows: [Double] = []
     for w in stride(from: 0, to: source.count - 16_000, by: 16_000) {
         let part = Array(source[w..<(w + 16_000)])
         guard part.map({ Double($0 * $0) }).reduce(0, +) / 16_000 > 1e-4 else { continue }
-        let from = max(0, w + lag - 4_000), to = min(heard.count, w + lag + 20_000)
+        let from = max(0, w + lag - 4_000), to = min(heard.count, w + lag + 16_000 + drift)
         guard to - from > 16_000 else { continue }
-        windows.append(interopAlignedCorrelation(source: part, decoded: Array(heard[from..<to]), maxLag: 8_000).correlation)
+        windows.append(interopAlignedCorrelation(source: part, decoded: Array(heard[from..<to]), maxLag: to - from).correlation)
     }
     guard !windows.isEmpty else { return (0, 0, lag) }
     return (windows.sorted()[windows.count / 2], windows.count, lag)

@@ -1,6 +1,7 @@
 // `parley join` against a real Janus (the Debian package, started per test on 127.0.0.1 and
-// stopped by process id): its failures (no server, no room, a wrong pin, the server stopping
-// in the middle of a call).
+// stopped by process id): three participants, SampleMedia's conversation files as their
+// sources, in one VideoRoom; and its failures (no server, no room, a wrong pin, the server
+// stopping in the middle of a call).
 
 import Foundation
 import Testing
@@ -10,6 +11,96 @@ import ParleyJanus
 @Suite(.serialized, .enabled(if: JanusServer.binaryPath != nil,
                              "janus is not installed (apt-get install janus): the room tests are skipped"))
 struct JoinCommandTests {
+    private func events(_ path: URL) throws -> [[String: Any]] {
+        try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map { line in
+            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    /// Remote publishers in the room, by display name.
+    private func publishers(_ room: VideoRoomHandle, _ id: UInt64) async throws -> [String] {
+        try await room.listParticipants(room: id).filter { $0.publisher }.compactMap(\.display).sorted()
+    }
+
+    private func join(_ name: String, _ audio: URL, server: JanusServer, room: UInt64, extra: [String] = [], in dir: URL) throws -> InteropChild {
+        try InteropChild(interopParleyBinary,
+                         ["join", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--name", name,
+                          "--audio", audio.path, "--events", "\(name).jsonl", "--output", "\(name)-mix.wav",
+                          "--output-each", "\(name)-heard", "--no-tui", "--wait-for", "3"] + extra,
+                         in: dir, name: "join-\(name)")
+    }
+
+    @Test(arguments: [false, true])
+    func threeParticipantsInAVideoRoomHearEachOtherAndSeeTheOfflineTurns(srtp: Bool) async throws {
+        let files = try detectConversationFiles()
+        #expect(files.count == 3)
+        let detect = try runDetectCLI(["detect", "--meeting", "--format", "csv"] + files.map(\.path))
+        let reference = try #require(detectParseSegmentsCSV(detect.stdout))
+        let names = files.map { $0.deletingPathExtension().lastPathComponent }
+
+        let dir = try interopDirectory("join")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let videoRoom = try await VideoRoomHandle.attach(janus)
+            let room = try await videoRoom.createRoom(.init(room: 5150, description: "parley join test", publishers: 6))
+
+            let start = ContinuousClock.now
+            let children = try zip(names, files).map { name, file in
+                try join(name, file, server: server, room: room, extra: srtp ? ["--srtp"] : [], in: dir)
+            }
+            // Janus lists the three publishers while they are in, and none once they have left.
+            var allIn: Duration?
+            var most = 0
+            while !children.allSatisfy(\.hasExited), ContinuousClock.now - start < .seconds(60) {
+                let now = try await publishers(videoRoom, room)
+                most = max(most, now.count)
+                if allIn == nil, now == names.sorted() { allIn = ContinuousClock.now - start }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            for child in children { #expect(child.wait(seconds: 30) == 0, "\(child.name): \(child.output)") }
+            #expect(most == 3)
+            let joinTime = try #require(allIn, "the three never were in the room together")
+            #expect(try await publishers(videoRoom, room).isEmpty, "publishers left behind")
+            print("parley join\(srtp ? " --srtp" : ""): three publishers listed by Janus \(joinTime) after the start")
+            for child in children {
+                #expect(child.output.contains("unknown_ssrc: 0"), "\(child.output)")
+            }
+
+            for name in names {
+                let all = try events(dir.appendingPathComponent("\(name).jsonl"))
+                for other in names where other != name {
+                    // Joined and left; every turn of the other, as Janus forwarded it, within
+                    // 150 ms of the offline detector on the other's file (its own media time).
+                    #expect(all.contains { $0["type"] as? String == "joined" && $0["participant"] as? String == other })
+                    #expect(all.contains { $0["type"] as? String == "left" && $0["participant"] as? String == other })
+                    let live = all.filter { $0["type"] as? String == "talking" && $0["participant"] as? String == other }
+                        .compactMap { $0["start"] as? Double }
+                    let offline = reference.filter { $0.participant == other }
+                    #expect(live.count == offline.count, "\(name) sees \(other) talk at \(live), offline \(offline.map(\.start))")
+                    var gaps: [String] = []
+                    for seg in offline {
+                        let nearest = live.map { abs($0 - seg.start) }.min() ?? .infinity
+                        #expect(nearest <= 0.15, "\(name) sees \(other)'s turn at \(seg.start) s at \(live)")
+                        gaps.append(String(format: "%.0f", nearest * 1000))
+                    }
+                    // The other's audio, after Opus (24 kbit/s) and Janus: aligned with its file. The
+                    // reader's voice keeps less of its waveform through the codec (a median of
+                    // 0.78 whoever listens, plain or SRTP) than the others' (0.89-0.97).
+                    let heard = try readInteropWAV(dir.appendingPathComponent("\(name)-heard/\(other).wav"))
+                    let source = try readInteropWAV(try #require(files.first { $0.lastPathComponent == "\(other).wav" }))
+                    let (c, count, lag) = interopSpeechWindowCorrelation(source: source.samples, heard: heard.samples)
+                    #expect(count >= 3 && c >= 0.7, "\(name) hears \(other): median correlation \(c) over \(count) windows, lag \(lag)")
+                    print("parley join: \(name) hears \(other) at lag \(lag), correlation median \(String(format: "%.3f", c)) "
+                          + "over \(count) speech windows; "
+                          + "onsets off by \(gaps.joined(separator: ", ")) ms")
+                }
+            }
+            try await janus.destroy()
+        }
+    }
+
     @Test func janusNotRunningAMissingRoomAndAWrongPinFailClearly() async throws {
         let dir = try interopDirectory("join-errors")
         defer { try? FileManager.default.removeItem(at: dir) }
