@@ -244,15 +244,22 @@ private final class JanusRoomLink: Sendable {
         }
     }
 
-    /// Stops the forwarders this participant asked for, removes its publisher, leaves.
+    /// Removes this participant's publisher (its forwarders go with it), stops the forwarders
+    /// it asked for, leaves; what fails is reported on standard error, never fatal.
     func cleanUp(publisherID: UInt64) async {
+        func attempt(_ what: String, _ body: () async throws -> Void) async {
+            do { try await body() } catch { printError("parley join: leaving: \(what): \(error)") }
+        }
+        await attempt("remove_remote_publisher") { try await handle.removeRemotePublisher(room: room, id: publisherID) }
         let all = publishers.withLock { $0 }
         for (id, p) in all {
-            for f in p.forwarders { try? await handle.stopRTPForward(room: room, publisher: id, streamID: f.streamID) }
+            for f in p.forwarders {
+                // A publisher that has gone took its forwarders with it.
+                try? await handle.stopRTPForward(room: room, publisher: id, streamID: f.streamID)
+            }
         }
-        try? await handle.removeRemotePublisher(room: room, id: publisherID)
-        try? await handle.leave()
-        try? await janus.destroy()
+        await attempt("leave") { try await handle.leave() }
+        await attempt("destroy session") { try await janus.destroy() }
     }
 }
 
@@ -364,7 +371,8 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
     let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
     session.onEvent = { event in
         if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
-        if !showGrid, let line = roomEventText(event) { print(line) }
+        // Unbuffered: the events as they happen, also into a file or a pipe.
+        if !showGrid, let line = roomEventText(event) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
     }
 
     // The publishers already in, and those this participant waits for.
@@ -524,7 +532,10 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
     signal(SIGTERM, SIG_DFL)
     follower.cancel()
     if serverGone == nil {
+        let t0 = MonotonicTime.now()
         try? blocking { await link.cleanUp(publisherID: me.id) }
+        let spent = Double(t0.nanoseconds(to: MonotonicTime.now())) / 1e9
+        if spent > 2 { printError("parley join: leaving the room took \(String(format: "%.1f", spent)) s") }
     }
     try? eventsFile?.close()
     try mixWriter?.close()
