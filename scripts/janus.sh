@@ -2,7 +2,8 @@
 # Starts Janus (the Debian package) with a minimal configuration for Parley's rooms: the HTTP
 # API on 127.0.0.1:PORT (default 8088, path /janus), no admin API, only the VideoRoom and
 # AudioBridge plugins, RTP ports 20000-20200, and room 1234 in each plugin (VideoRoom: up to
-# 6 publishers, talking events; AudioBridge: 16 kHz mix, plain-RTP participants allowed).
+# 6 publishers, talking events; AudioBridge: 16 kHz mix, plain-RTP participants allowed, talking
+# events from 0.5 s of levels averaging above -40 dBov).
 # The configuration is written to a fresh temporary folder; Janus runs in the foreground
 # (Ctrl-C stops it).
 #
@@ -75,6 +76,8 @@ room-1234: {
 	sampling_rate = 16000
 	allow_rtp_participants = true
 	audiolevel_event = true
+	audio_active_packets = 25
+	audio_level_average = 40
 }
 CFG
 echo "janus: API at http://127.0.0.1:$port/janus, configuration in $dir" >&2

@@ -31,6 +31,10 @@ public struct CallSessionConfiguration: Sendable {
     /// (named ``CallSession/defaultName(ofSSRC:)``). Default true. Off, such packets are
     /// counted in ``CallSessionStatistics/unknownSSRC`` and dropped.
     public var admitsUndeclaredRemotes = true
+    /// The name of a remote created on its first packet; nil (the default) names it
+    /// ``CallSession/defaultName(ofSSRC:)``. For a call whose one remote stream is a
+    /// conference server's mix, whose SSRC no signalling gives (with ``maximumRemotes`` 1).
+    public var undeclaredRemoteName: ParticipantID?
     /// Most remote participants at once; packets of further SSRCs are counted in
     /// ``CallSessionStatistics/refusedRemotes`` and dropped. Default 64.
     public var maximumRemotes = 64
@@ -771,7 +775,7 @@ public final class CallSession {
             guard remotes.lazy.filter({ !$0.left }).count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
             // Only audio creates a remote (its video cannot be received without its size from
             // signalling): another payload type is not a new participant's audio.
-            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
+            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: configuration.undeclaredRemoteName ?? Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
                                                     configuration: configuration.receive) else {
                 statistics.unknownSSRC += 1
                 return

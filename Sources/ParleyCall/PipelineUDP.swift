@@ -97,6 +97,12 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
     /// Points the transport at another peer port (e.g. once the peer's port is known).
     public mutating func setPeer(port: UInt16) { peer.sin_port = port.bigEndian }
 
+    /// Points the transport at another peer (e.g. the address a server answered with).
+    /// - Throws: ``UDPTransportError`` if `host` does not resolve to an IPv4 address.
+    public mutating func setPeer(host: String, port: UInt16) throws(UDPTransportError) {
+        peer = try Self.resolve(host, port: port)
+    }
+
     public var inFlight: Int { 0 }
 
     public mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool {

@@ -23,9 +23,20 @@ public struct AudioBridgeHandle: Sendable {
         public var allowRTPParticipants: Bool
         /// Whether Janus sends `talking`/`stopped-talking` events from the audio levels.
         public var audioLevelEvent: Bool
+        /// Janus's talking decision: the mean RFC 6464 level (in -dBov) of each `activePackets`
+        /// packets under `levelAverage` means talking (Janus's defaults when nil: 100 packets,
+        /// 2 s; 25).
+        public var activePackets: Int?
+        public var levelAverage: Int?
+        /// The pin a participant needs to join.
+        public var pin: String?
 
         public init(room: UInt64? = nil, description: String? = nil, secret: String? = nil, samplingRate: Int? = nil,
-                    allowRTPParticipants: Bool = true, audioLevelEvent: Bool = true) {
+                    allowRTPParticipants: Bool = true, audioLevelEvent: Bool = true, activePackets: Int? = nil,
+                    levelAverage: Int? = nil, pin: String? = nil) {
+            self.activePackets = activePackets
+            self.levelAverage = levelAverage
+            self.pin = pin
             self.room = room
             self.description = description
             self.secret = secret
@@ -55,6 +66,9 @@ public struct AudioBridgeHandle: Sendable {
             "audiolevel_event": .bool(options.audioLevelEvent),
         ]
         if let rate = options.samplingRate { body["sampling_rate"] = .int(Int64(rate)) }
+        if let n = options.activePackets { body["audio_active_packets"] = .int(Int64(n)) }
+        if let level = options.levelAverage { body["audio_level_average"] = .int(Int64(level)) }
+        if let pin = options.pin { body["pin"] = .string(pin) }
         return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
     }
 

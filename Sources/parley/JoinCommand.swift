@@ -11,12 +11,12 @@ import Synchronization
 /// `parley join`: a participant in a room on a Janus server.
 let joinCommand = Command(
     name: "join",
-    summary: "Join a room on a Janus server (VideoRoom) as a plain-RTP participant",
+    summary: "Join a room on a Janus server (VideoRoom or AudioBridge) as a plain-RTP participant",
     help: """
-        Usage: parley join --janus URL --room ID --name NAME [--plugin videoroom]
+        Usage: parley join --janus URL --room ID --name NAME [--plugin videoroom|audiobridge]
                            [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m] [--pin PIN]
                            [--events FILE.jsonl] [--output FILE.wav] [--output-each DIR]
-                           [--no-tui] [--srtp] [--wait-for COUNT] [--timeout S]
+                           [--no-tui] [--srtp] [--wait-for COUNT] [--timeout S] [--muted]
 
         Joins room ID of the Janus server whose HTTP API is at URL (for example
         http://127.0.0.1:8088/janus) and takes part through plain RTP:
@@ -34,11 +34,21 @@ let joinCommand = Command(
         Leaving (the source ended and everyone else left, Ctrl-C, SIGTERM) stops the forwarders
         it asked for and removes its remote publisher.
 
+        With --plugin audiobridge it joins an AudioBridge room (one created with
+        allow_rtp_participants) as a plain-RTP participant: its audio goes to Janus's mixer and
+        the room's mix of everyone else comes back as one stream, shown as the participant "mix"
+        (its talking from Parley's VAD on the mix). The room's participants joining and leaving
+        and Janus's own talking decisions (from the RFC 6464 levels each participant sends) are
+        printed beside them and written to --events as "janus_joined", "janus_left",
+        "janus_talking" and "janus_silent" lines ({"t", "type", "participant"}). With a WAV
+        source it leaves --timeout seconds after the file has been sent (the mix keeps coming
+        while anyone is in the room).
+
         Options:
           --janus URL           Janus's HTTP API (the /janus path)
           --room ID             the room's numeric id (it must exist)
           --name NAME           this participant's display name (one word)
-          --plugin videoroom    the Janus plugin (videoroom, the default)
+          --plugin PLUGIN       videoroom (the default) or audiobridge
           --audio SOURCE        a WAV file (mono, 8/12/16/24/48 kHz; sent paced in real time) or an
                                 ALSA capture PCM (default: "default", 16 kHz mono)
           --video SOURCE        also publish video: a Y4M file (looped while the audio lasts) or
@@ -58,6 +68,9 @@ let joinCommand = Command(
                                 others (at most 120 s; default 1: at once)
           --timeout S           seconds without a packet before a participant counts as gone
                                 (default 5)
+          --muted               join muted (AudioBridge: Janus leaves this participant out of
+                                the mix; either plugin: talking shows as talking while muted).
+                                SIGUSR1 toggles mute during the call (kill -USR1 PID)
 
         Prints the events (or shows the grid), then what was sent and received.
         Exit status: 0 the call ended normally, 1 Janus could not be reached or went away, the
@@ -80,12 +93,14 @@ private struct JoinOptions {
     var srtp = false
     var waitFor = 1
     var timeout = 5.0
+    var audioBridge = false
+    var muted = false
 }
 
 private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> JoinOptions {
     let s = try ArgumentScanner(args, valued: ["janus", "room", "name", "plugin", "audio", "video", "pin", "events", "output",
                                                "output-each", "wait-for", "timeout"],
-                                flagNames: ["no-tui", "srtp"])
+                                flagNames: ["no-tui", "srtp", "muted"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard let u = s.value("janus") else { throw .init(description: "missing --janus URL") }
     guard let url = URL(string: u), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
@@ -97,16 +112,24 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     guard !name.isEmpty, !name.contains(where: { $0 == " " || $0.isNewline }) else {
         throw .init(description: "--name must be one word, got '\(name)'")
     }
-    if let plugin = s.value("plugin"), plugin != "videoroom" {
-        throw .init(description: "--plugin takes videoroom, got '\(plugin)'")
+    let plugin = s.value("plugin") ?? "videoroom"
+    guard ["videoroom", "audiobridge"].contains(plugin) else {
+        throw .init(description: "--plugin takes videoroom or audiobridge, got '\(plugin)'")
     }
     var o = JoinOptions(janus: url, room: room, name: name)
+    o.audioBridge = plugin == "audiobridge"
+    o.muted = s.flag("muted")
     if let a = s.value("audio") { o.audio = a }
     if let v = s.value("video") {
         guard let kind = CallVideoSourceKind(v) else {
             throw .init(description: "--video takes a Y4M file (.y4m) or a V4L2 device (/dev/videoN), got '\(v)'")
         }
         o.video = kind
+    }
+    if o.audioBridge {
+        for unsupported in ["video", "srtp", "output-each", "wait-for"] where s.value(unsupported) != nil || s.flag(unsupported) {
+            throw .init(description: "--\(unsupported) is for --plugin videoroom (an AudioBridge room mixes audio only, in plain RTP)")
+        }
     }
     o.pin = s.value("pin")
     o.events = s.value("events")
@@ -122,6 +145,8 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
 
 /// Set by SIGINT/SIGTERM: leave the room.
 private let leaveRequested = Atomic<Bool>(false)
+/// Counted by SIGUSR1: each one toggles mute.
+private let muteToggles = Atomic<Int>(0)
 
 private func runJoin(_ args: [String]) -> Int32 {
     let o: JoinOptions
@@ -130,7 +155,7 @@ private func runJoin(_ args: [String]) -> Int32 {
         return ExitStatus.usage
     }
     do {
-        return try joinRoom(o)
+        return try o.audioBridge ? joinAudioBridge(o) : joinVideoRoom(o)
     } catch {
         printError("parley join: \(error)")
         return ExitStatus.failure
@@ -152,6 +177,19 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -
     return try result.withLock { $0! }.get()
 }
 
+/// Runs the room's clean-up, waiting at most `seconds`: a server that stops answering does not
+/// keep the process from ending (Janus then drops the session on its own timeout).
+private func leaveRoom(_ link: any JoinedRoom, seconds: Double = 20) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await link.cleanUp()
+        done.signal()
+    }
+    if done.wait(timeout: .now() + seconds) == .timedOut {
+        printError("parley join: leaving: Janus did not answer within \(Int(seconds)) s; the room may still list this participant")
+    }
+}
+
 /// A publisher this participant receives: its name in the call and the forwarders Janus made.
 private struct ReceivedPublisher: Sendable {
     var id: UInt64
@@ -164,11 +202,32 @@ private enum JoinAction: Sendable {
     case add(RemoteParticipant)
     case ended(ParticipantID)
     case serverGone(String)
+    /// Something the room said about a participant that is not a media stream here (an
+    /// AudioBridge participant joined, left, or Janus's talking decision): written as an event
+    /// of type `kind` (`janus_joined`, `janus_left`, `janus_talking`, `janus_silent`).
+    case roomNote(kind: String, participant: String)
+}
+
+/// The Janus side of a joined participant, whatever the plugin: it follows the room's events
+/// (handing what the call must do to its thread through `actions`) and cleans up on leaving.
+private protocol JoinedRoom: Sendable {
+    var actions: Mutex<[JoinAction]> { get }
+    /// What the final report says this participant sent to.
+    var sentTo: String { get }
+    /// Whether a participant whose source has ended leaves `--timeout` seconds later whoever
+    /// is still in (an AudioBridge's mix keeps coming while anyone is in the room), rather than
+    /// once everyone else has left.
+    var leavesAfterSourceEnds: Bool { get }
+    func follow() async
+    func cleanUp() async
+    /// Tells the room this participant muted or unmuted (AudioBridge: `configure`, which takes
+    /// it out of the mix; VideoRoom: nothing to tell, its audio is still forwarded).
+    func setMuted(_ muted: Bool) async
 }
 
 /// The Janus side of a joined participant: the listener handle, the publishers it receives,
 /// the forwarders it asked for; shared between the event task and the call's thread.
-private final class JanusRoomLink: Sendable {
+private final class JanusRoomLink: JoinedRoom {
     let janus: JanusClient
     let handle: VideoRoomHandle
     let room: UInt64
@@ -179,10 +238,14 @@ private final class JanusRoomLink: Sendable {
     let srtp: RTPForwardSRTP?
     let publishers = Mutex<[UInt64: ReceivedPublisher]>([:])
     let actions = Mutex<[JoinAction]>([])
+    let sentTo: String
+    var leavesAfterSourceEnds: Bool { false }
+    func setMuted(_ muted: Bool) async {}
 
     init(janus: JanusClient, handle: VideoRoomHandle, room: UInt64, ownID: UInt64, ownName: String, host: String, port: UInt16,
-         srtp: RTPForwardSRTP?) {
+         srtp: RTPForwardSRTP?, sentTo: String) {
         self.janus = janus; self.handle = handle; self.room = room; self.ownID = ownID; self.ownName = ownName
+        self.sentTo = sentTo
         self.host = host; self.port = port; self.srtp = srtp
     }
 
@@ -246,11 +309,11 @@ private final class JanusRoomLink: Sendable {
 
     /// Removes this participant's publisher (its forwarders go with it), stops the forwarders
     /// it asked for, leaves; what fails is reported on standard error, never fatal.
-    func cleanUp(publisherID: UInt64) async {
+    func cleanUp() async {
         func attempt(_ what: String, _ body: () async throws -> Void) async {
             do { try await body() } catch { printError("parley join: leaving: \(what): \(error)") }
         }
-        await attempt("remove_remote_publisher") { try await handle.removeRemotePublisher(room: room, id: publisherID) }
+        await attempt("remove_remote_publisher") { try await handle.removeRemotePublisher(room: room, id: ownID) }
         let all = publishers.withLock { $0 }
         for (id, p) in all {
             for f in p.forwarders {
@@ -263,7 +326,7 @@ private final class JanusRoomLink: Sendable {
     }
 }
 
-private func joinRoom(_ o: JoinOptions) throws -> Int32 {
+private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     let clock = SystemMediaClock()
     guard let janusHost = o.janus.host else { throw CallError("--janus has no host") }
 
@@ -282,15 +345,7 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
         deviceCamera = consume source
     case nil: break
     }
-    var wavRate: Int?
-    if o.audio.lowercased().hasSuffix(".wav") {
-        let file = try WAVFileProvider<Int16>(path: o.audio)
-        guard file.format.channels == 1, [8_000, 12_000, 16_000, 24_000, 48_000].contains(file.format.sampleRate) else {
-            throw CallError("\(o.audio): a room takes mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
-                            + "\(file.format.channels) channels (convert it first)")
-        }
-        wavRate = file.format.sampleRate
-    }
+    let wavRate = try joinWAVRate(o)
 
     // Janus: a session, the listener (pin check, the room's events), the remote publisher.
     let started = MonotonicTime.now()
@@ -346,7 +401,8 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
     let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
     let forwardHost = UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1"
     let link = JanusRoomLink(janus: janus, handle: handle, room: room, ownID: me.id, ownName: name, host: forwardHost, port: receivePort,
-                             srtp: key.map { RTPForwardSRTP(suite: 80, crypto: $0.base64) })
+                             srtp: key.map { RTPForwardSRTP(suite: 80, crypto: $0.base64) },
+                             sentTo: "Janus \(me.host ?? janusHost):\(me.port) as publisher \(me.id) in room \(room)")
 
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = o.timeout
@@ -360,19 +416,10 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
         session.addTransport(receiveUDP)
     }
 
-    var eventsFile: FileHandle?
-    if let path = o.events {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-            try? blocking { await link.cleanUp(publisherID: me.id) }
-            throw CallError("cannot write \(path)")
-        }
-        eventsFile = h
-    }
-    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
-    session.onEvent = { event in
-        if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
-        // Unbuffered: the events as they happen, also into a file or a pipe.
-        if !showGrid, let line = roomEventText(event) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    let eventsFile: FileHandle?
+    do { eventsFile = try openJoinEvents(o, session) } catch {
+        leaveRoom(link)
+        throw error
     }
 
     // The publishers already in, and those this participant waits for.
@@ -416,14 +463,10 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
             }
         }
     } catch {
-        try? blocking { await link.cleanUp(publisherID: me.id) }
+        leaveRoom(link)
         throw error
     }
 
-    var send = AudioSendConfiguration()
-    send.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 0)
-    send.firstSequence = UInt16.random(in: 0...UInt16.max)
-    send.firstTimestamp = 0
     do {
         if camera != nil {
             var video = LocalVideoConfiguration()
@@ -436,6 +479,59 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
                 try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
             }
         }
+    } catch {
+        leaveRoom(link)
+        throw error
+    }
+    var send = AudioSendConfiguration()
+    send.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 0)
+    return try runJoinedCall(o, session: session, room: link, network: network, send: send, wavRate: wavRate, eventsFile: eventsFile)
+}
+
+/// The sample rate of `--audio` when it is a WAV file (checked: mono, a rate Opus takes).
+private func joinWAVRate(_ o: JoinOptions) throws -> Int? {
+    guard o.audio.lowercased().hasSuffix(".wav") else { return nil }
+    let file = try WAVFileProvider<Int16>(path: o.audio)
+    guard file.format.channels == 1, [8_000, 12_000, 16_000, 24_000, 48_000].contains(file.format.sampleRate) else {
+        throw CallError("\(o.audio): a room takes mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
+                        + "\(file.format.channels) channels (convert it first)")
+    }
+    return file.format.sampleRate
+}
+
+/// Creates `--events` (when given) and sets the session's event output: JSON lines there, and
+/// text lines on standard output unless the grid is shown.
+private func openJoinEvents(_ o: JoinOptions, _ session: CallSession) throws -> FileHandle? {
+    var eventsFile: FileHandle?
+    if let path = o.events {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
+            throw CallError("cannot write \(path)")
+        }
+        eventsFile = h
+    }
+    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
+    session.onEvent = { event in
+        if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
+        // Unbuffered: the events as they happen, also into a file or a pipe.
+        if !showGrid, let line = roomEventText(event) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    }
+    return eventsFile
+}
+
+/// The call once the room is joined: the local audio sent (RTP timestamps from 0), the
+/// others' audio played or written, the room's actions taken on the call's thread, until the
+/// source has ended and everyone has left, a signal, or Janus going away; then the clean-up
+/// and the report.
+private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: any JoinedRoom, network: CallTransportID,
+                           send configured: AudioSendConfiguration, wavRate: Int?, eventsFile: FileHandle?) throws -> Int32 {
+    let clock = session.clock
+    let settings = session.configuration
+    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
+    var send = configured
+    send.firstSequence = UInt16.random(in: 0...UInt16.max)
+    send.firstTimestamp = 0
+    do {
+        if o.muted { session.setLocalMuted(true) }
         if let wavRate {
             send.sampleRate = wavRate
             let file = WAVFileSource<Int16>(try WAVFileProvider(path: o.audio), clock: clock)
@@ -445,7 +541,7 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
             try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
         }
     } catch {
-        try? blocking { await link.cleanUp(publisherID: me.id) }
+        leaveRoom(link)
         throw error
     }
 
@@ -464,7 +560,7 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
         }
         if let dir = o.outputEach { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
     } catch {
-        try? blocking { await link.cleanUp(publisherID: me.id) }
+        leaveRoom(link)
         throw error
     }
     var mix = [Int32](repeating: 0, count: frameSamples)
@@ -490,6 +586,9 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
     let follower = Task { await link.follow() }
     var serverGone: String?
     var someoneJoined = !session.remoteNames.isEmpty
+    var sourceEndedAt: Double?
+    var muted = o.muted
+    var handledToggles = 0
     var nextDraw = 0.0
     session.onFrame = { t in
         // The mix of this frame.
@@ -508,12 +607,33 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
                 do { try session.addRemote(remote); someoneJoined = true } catch { printError("parley join: \(remote.name): \(error)") }
             case .ended(let who): session.remoteEnded(who)
             case .serverGone(let why): serverGone = why
+            case .roomNote(let kind, let who):
+                let t = session.mediaTime
+                if let h = eventsFile {
+                    h.write(Data("{\"t\": \(String(format: "%.3f", t)), \"type\": \(jsonString(kind)), \"participant\": \(jsonString(who))}\n".utf8))
+                }
+                if !showGrid {
+                    let what = kind.replacingOccurrences(of: "janus_", with: "")
+                    FileHandle.standardOutput.write(Data((String(format: "%8.3f s  ", t) + "\(who) \(what) (Janus)\n").utf8))
+                }
             }
         }
         if !session.remoteNames.isEmpty { someoneJoined = true }
+        let toggles = muteToggles.load(ordering: .relaxed)
+        if toggles != handledToggles {
+            if (toggles - handledToggles) % 2 != 0 {
+                muted.toggle()
+                session.setLocalMuted(muted)
+                let state = muted
+                Task { await link.setMuted(state) }
+            }
+            handledToggles = toggles
+        }
         let othersPresent = session.state.present.contains { $0.id != o.name }
         let elapsed = Double(session.start.nanoseconds(to: clock.now())) / 1e9
-        if leaveRequested.load(ordering: .relaxed) || serverGone != nil || outputFailure != nil
+        if session.localHasEnded && sourceEndedAt == nil { sourceEndedAt = elapsed }
+        let lingered = link.leavesAfterSourceEnds && sourceEndedAt.map { elapsed - $0 >= o.timeout } == true
+        if leaveRequested.load(ordering: .relaxed) || serverGone != nil || outputFailure != nil || lingered
             || (session.localHasEnded && !othersPresent && (someoneJoined || elapsed > o.timeout)) {
             session.stop()
             return
@@ -525,15 +645,17 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
     }
     signal(SIGINT) { _ in leaveRequested.store(true, ordering: .relaxed) }
     signal(SIGTERM) { _ in leaveRequested.store(true, ordering: .relaxed) }
+    signal(SIGUSR1) { _ in muteToggles.add(1, ordering: .relaxed) }
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
     session.run()
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)
+    signal(SIGUSR1, SIG_DFL)
     follower.cancel()
     if serverGone == nil {
         let t0 = MonotonicTime.now()
-        try? blocking { await link.cleanUp(publisherID: me.id) }
+        leaveRoom(link)
         let spent = Double(t0.nanoseconds(to: MonotonicTime.now())) / 1e9
         if spent > 2 { printError("parley join: leaving the room took \(String(format: "%.1f", spent)) s") }
     }
@@ -542,8 +664,7 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
     for (who, _) in eachWriters { try eachWriters[who]!.close() }
 
     if let s = session.localStatistics {
-        print("sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to Janus \(me.host ?? janusHost):\(me.port) "
-              + "as publisher \(me.id) in room \(room)")
+        print("sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to \(link.sentTo)")
     }
     for who in session.remoteNames {
         guard let r = session.receiveStatistics(of: who) else { continue }
@@ -561,4 +682,137 @@ private func joinRoom(_ o: JoinOptions) throws -> Int32 {
         return ExitStatus.failure
     }
     return ExitStatus.success
+}
+
+/// The Janus side of an AudioBridge participant: the room's participants by id, their
+/// membership and Janus's talking decisions handed to the call's thread as room notes.
+private final class AudioBridgeLink: JoinedRoom {
+    let janus: JanusClient
+    let handle: AudioBridgeHandle
+    let room: UInt64
+    let ownID: UInt64
+    let actions = Mutex<[JoinAction]>([])
+    let sentTo: String
+    var leavesAfterSourceEnds: Bool { true }
+
+    func setMuted(_ muted: Bool) async {
+        do { try await handle.setMuted(muted) } catch { printError("parley join: \(muted ? "mute" : "unmute"): \(error)") }
+    }
+    /// Display names by participant id (this participant included).
+    let names = Mutex<[UInt64: String]>([:])
+
+    init(janus: JanusClient, handle: AudioBridgeHandle, room: UInt64, ownID: UInt64, ownName: String, sentTo: String) {
+        self.janus = janus; self.handle = handle; self.room = room; self.ownID = ownID; self.sentTo = sentTo
+        names.withLock { $0[ownID] = ownName }
+    }
+
+    /// Takes participants the room announced: new ones are noted as joined.
+    func take(_ list: [AudioBridgeEvent.Participant]) {
+        for p in list {
+            let name = p.display ?? "participant-\(p.id)"
+            let isNew = names.withLock { n in
+                defer { n[p.id] = name }
+                return n[p.id] == nil
+            }
+            if isNew { actions.withLock { $0.append(.roomNote(kind: "janus_joined", participant: name)) } }
+        }
+    }
+
+    func name(_ id: UInt64) -> String { names.withLock { $0[id] } ?? "participant-\(id)" }
+
+    func follow() async {
+        do {
+            for try await event in await janus.events() {
+                guard case .plugin(let sender, _, let data, _) = event, sender == handle.id else { continue }
+                switch AudioBridgeEvent(data) {
+                case .participants(let list), .joined(_, let list, _): take(list)
+                case .leaving(let id):
+                    let who = name(id)
+                    names.withLock { _ = $0.removeValue(forKey: id) }
+                    actions.withLock { $0.append(.roomNote(kind: "janus_left", participant: who)) }
+                case .talking(let id, let talking):
+                    actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: name(id))) }
+                case .destroyed:
+                    actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
+                    return
+                default: break
+                }
+            }
+        } catch is CancellationError {
+        } catch {
+            if Task.isCancelled { return }
+            actions.withLock { $0.append(.serverGone("\(error)")) }
+        }
+    }
+
+    func cleanUp() async {
+        do { try await handle.leave() } catch { printError("parley join: leaving: leave: \(error)") }
+        do { try await janus.destroy() } catch { printError("parley join: leaving: destroy session: \(error)") }
+    }
+}
+
+/// `parley join --plugin audiobridge`: a plain-RTP participant of an AudioBridge room. Its audio
+/// goes to the mixer; the room's mix (everyone but this participant) comes back as one stream,
+/// the remote participant "mix"; the room's membership and Janus's talking decisions are
+/// printed and written beside the call's own events.
+private func joinAudioBridge(_ o: JoinOptions) throws -> Int32 {
+    let clock = SystemMediaClock()
+    guard let janusHost = o.janus.host else { throw CallError("--janus has no host") }
+    let wavRate = try joinWAVRate(o)
+    let started = MonotonicTime.now()
+    let janus = JanusClient(baseURL: o.janus)
+    try blocking { _ = try await janus.createSession() }
+    let handle = try blocking { try await AudioBridgeHandle.attach(janus) }
+    let room = o.room
+    guard try blocking({ try await handle.exists(room: room) }) else {
+        try? blocking { try await janus.destroy() }
+        throw CallError("room \(room) does not exist on \(o.janus.absoluteString)")
+    }
+    let udp = try UDPTransport(localPort: 0, bindHost: "0.0.0.0", peerHost: janusHost, peerPort: 9, clock: clock)
+    let plain = AudioBridgeHandle.PlainRTP(host: UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1", port: udp.localPort)
+    let name = o.name, pin = o.pin, muted = o.muted
+    try blocking { try await handle.join(room: room, display: name, pin: pin, muted: muted, rtp: plain) }
+    var joined: (id: UInt64, participants: [AudioBridgeEvent.Participant], rtp: AudioBridgeEvent.RTPEndpoint)?
+    var backlog: [AudioBridgeEvent] = []
+    while joined == nil {
+        let events = try blocking { try await janus.poll() }
+        for case .plugin(let sender, _, let data, _) in events where sender == handle.id {
+            switch AudioBridgeEvent(data) {
+            case .joined(let id, let list, let rtp?) where joined == nil:
+                joined = (id, list, rtp)
+            case .error(let code, let text) where joined == nil:
+                try? blocking { try await janus.destroy() }
+                throw CallError(code == 489 ? "room \(room): wrong or missing pin (Janus: \(text))" : "room \(room): Janus error \(code): \(text)")
+            case let e: backlog.append(e)
+            }
+        }
+        if joined == nil && MonotonicTime.now() >= started.advanced(bySeconds: 30) {
+            try? blocking { try await janus.destroy() }
+            throw CallError("room \(room): Janus did not answer the join within 30 s (is the room open to plain-RTP participants?)")
+        }
+    }
+    let me = joined!
+    var network = udp
+    try network.setPeer(host: me.rtp.host, port: me.rtp.port)
+    let link = AudioBridgeLink(janus: janus, handle: handle, room: room, ownID: me.id, ownName: name,
+                               sentTo: "Janus \(me.rtp.host):\(me.rtp.port) as participant \(me.id) in room \(room)")
+
+    var settings = CallSessionConfiguration()
+    settings.remoteTimeout = o.timeout
+    settings.maximumRemotes = 1
+    settings.undeclaredRemoteName = "mix"
+    settings.receive.payloadType = me.rtp.payloadType
+    let session = CallSession(configuration: settings, clock: clock)
+    let transport = session.addTransport(network)
+    let eventsFile: FileHandle?
+    do { eventsFile = try openJoinEvents(o, session) } catch {
+        leaveRoom(link)
+        throw error
+    }
+    link.take(me.participants)
+    for case .participants(let list) in backlog { link.take(list) }
+    var send = AudioSendConfiguration()
+    send.ssrc = UInt32.random(in: 1...UInt32.max)
+    send.payloadType = me.rtp.payloadType
+    return try runJoinedCall(o, session: session, room: link, network: transport, send: send, wavRate: wavRate, eventsFile: eventsFile)
 }

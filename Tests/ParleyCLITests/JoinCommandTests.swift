@@ -59,7 +59,7 @@ struct JoinCommandTests {
                 if allIn == nil, now == names.sorted() { allIn = ContinuousClock.now - start }
                 try await Task.sleep(for: .milliseconds(200))
             }
-            for child in children { #expect(child.wait(seconds: 30) == 0, "\(child.name): \(child.output)") }
+            for child in children { #expect(child.wait(seconds: 45) == 0, "\(child.name): \(child.output)") }
             #expect(most == 3)
             let joinTime = try #require(allIn, "the three never were in the room together")
             #expect(try await publishers(videoRoom, room).isEmpty, "publishers left behind")
@@ -98,6 +98,90 @@ struct JoinCommandTests {
                           + "over \(count) speech windows; "
                           + "onsets off by \(gaps.joined(separator: ", ")) ms")
                 }
+            }
+            try await janus.destroy()
+        }
+    }
+
+    @Test func threeParticipantsInAnAudioBridgeHearTheOthersInTheMixAndNotThemselves() async throws {
+        let files = try detectConversationFiles()
+        // The truth's turns, cut where two overlap: (participant, start, end) with one talker.
+        let truthURL = try #require(files.first).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("conversation-truth.csv")
+        let turns = try String(contentsOf: truthURL, encoding: .utf8).split(separator: "\n").dropFirst().compactMap { line in
+            let f = line.split(separator: ",")
+            return f.count == 3 ? (String(f[0]), Double(f[1])!, Double(f[2])!) : nil
+        }
+        var solo: [(String, Double, Double)] = []
+        for (who, from, to) in turns {
+            var pieces = [(from, to)]
+            for (other, a, b) in turns where other != who {
+                pieces = pieces.flatMap { p -> [(Double, Double)] in
+                    guard a < p.1, b > p.0 else { return [p] }
+                    return [(p.0, a), (b, p.1)].filter { $0.1 - $0.0 > 0.6 }
+                }
+            }
+            solo += pieces.map { (who, $0.0, $0.1) }
+        }
+        let names = files.map { $0.deletingPathExtension().lastPathComponent }
+        let dir = try interopDirectory("join-bridge")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let bridge = try await AudioBridgeHandle.attach(janus)
+            let room = try await bridge.createRoom(.init(room: 8180, samplingRate: 16_000, allowRTPParticipants: true))
+            let children = try zip(names, files).map { name, file in
+                try InteropChild(interopParleyBinary,
+                                 ["join", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString, "--room", "\(room)",
+                                  "--name", name, "--audio", file.path, "--events", "\(name).jsonl", "--output", "\(name)-mix.wav",
+                                  "--no-tui"] + (name == "reader" ? ["--muted"] : []), in: dir, name: "bridge-\(name)")
+            }
+            // The reader joins muted (out of the mix: its first turn, 0.4-3.4 s) and unmutes
+            // (SIGUSR1: a `configure`) before its second, at 8.6 s.
+            let reader = try #require(zip(names, children).first { $0.0 == "reader" }?.1)
+            try await Task.sleep(for: .seconds(5.5))
+            kill(reader.pid, SIGUSR1)
+            var most = 0
+            let start = ContinuousClock.now
+            while !children.allSatisfy(\.hasExited), ContinuousClock.now - start < .seconds(60) {
+                most = max(most, try await bridge.listParticipants(room: room).count)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            for child in children { #expect(child.wait(seconds: 45) == 0, "\(child.name): \(child.output)") }
+            #expect(most == 3)
+            #expect(try await bridge.listParticipants(room: room).isEmpty, "participants left behind")
+
+            for name in names {
+                let lines = try String(contentsOf: dir.appendingPathComponent("\(name).jsonl"), encoding: .utf8)
+                    .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                for other in names where other != name {
+                    #expect(lines.contains { $0["type"] as? String == "janus_joined" && $0["participant"] as? String == other },
+                            "\(name) is told \(other) is in the room")
+                }
+                #expect(lines.contains { $0["type"] as? String == "joined" && $0["participant"] as? String == "mix" })
+                // The mix: loud where another participant talks alone, near the floor where
+                // this one does or the reader talks muted (the truth's turns without overlap,
+                // from 0.4 s in: the mix comes through Janus's mixer and two Opus passes, a few
+                // hundred ms late).
+                let mix = try readInteropWAV(dir.appendingPathComponent("\(name)-mix.wav")).samples
+                func level(_ from: Double, _ to: Double) -> Double {
+                    let a = Int((from + 0.4) * 16_000), b = min(Int(to * 16_000), mix.count)
+                    guard b - a > 1_600 else { return .nan }
+                    return 10 * log10(mix[a..<b].reduce(0) { $0 + Double($1 * $1) } / Double(b - a) + 1e-12)
+                }
+                var own: [Double] = [], others: [Double] = []
+                for (who, from, to) in solo {
+                    let l = level(from, to)
+                    guard l.isFinite else { continue }
+                    if who == name || (who == "reader" && to < 5) { own.append(l) } else { others.append(l) }
+                }
+                #expect(!own.isEmpty && !others.isEmpty)
+                let margin = (others.min() ?? -200) - (own.max() ?? 0)
+                #expect(margin >= 10, "\(name)'s mix: others' turns at \(others) dBFS, its own and muted ones at \(own) dBFS")
+                print("parley join --plugin audiobridge: \(name)'s mix is \(String(format: "%.1f", margin)) dB louder over the others' "
+                      + "solo turns (\(others.map { String(format: "%.1f", $0) }.joined(separator: ", ")) dBFS) than over its own "
+                      + "and the muted reader's (\(own.map { String(format: "%.1f", $0) }.joined(separator: ", ")) dBFS)")
             }
             try await janus.destroy()
         }
