@@ -167,20 +167,8 @@ private func call(_ o: CallOptions) throws -> Int32 {
     let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
 
     // The camera, opened first: the offer gives its size and rate, and a missing one fails now.
-    var fileCamera: ClockedVideoSource<LoopingY4MProvider>?
-    var deviceCamera: V4L2Capture?
-    var camera: (width: Int, height: Int, fps: Double)?
-    switch o.video {
-    case .file(let path):
-        let source = ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
-        camera = (source.width, source.height, source.framesPerSecond)
-        fileCamera = consume source
-    case .device(let path):
-        let source = try V4L2Capture(device: path)
-        camera = (source.width, source.height, source.framesPerSecond)
-        deviceCamera = consume source
-    case nil: break
-    }
+    var camera = try CallCamera(o.video, clock: clock)
+    let cameraFormat = camera?.format
     var videoSSRC = UInt32.random(in: 1...UInt32.max)
     while videoSSRC == ssrc { videoSSRC = UInt32.random(in: 1...UInt32.max) }
 
@@ -191,12 +179,12 @@ private func call(_ o: CallOptions) throws -> Int32 {
         offer.sessionName = "parley call"
         offer.cname = o.name
         var description = offer.description
-        if let camera {
+        if let camera = cameraFormat {
             // One port for both (BUNDLE, RFC 9143): the sections are grouped and named.
             description.attributes.append(SDPAttribute("group", "BUNDLE 0 1"))
             description.media[0].attributes.insert(SDPAttribute("mid", "0"), at: 0)
             description.media.append(callVideoSection(port: o.listen, ssrc: videoSSRC, key: key, cname: o.name, width: camera.width,
-                                                       height: camera.height, framesPerSecond: camera.fps))
+                                                       height: camera.height, framesPerSecond: camera.framesPerSecond))
         }
         try writePrivateFile(description.text, to: path)
     }
@@ -235,7 +223,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     let network: CallTransportID
     if let key, let peerKey = peer?.key {
         // A plain resend of a video packet protects the same index again.
-        network = session.addTransport(try SRTPTransport(udp, sendKey: key, receiveKey: peerKey, allowRetransmission: camera != nil))
+        network = session.addTransport(try SRTPTransport(udp, sendKey: key, receiveKey: peerKey, allowRetransmission: cameraFormat != nil))
     } else {
         network = session.addTransport(udp)
     }
@@ -253,16 +241,12 @@ private func call(_ o: CallOptions) throws -> Int32 {
         try session.addRemote(RemoteParticipant(name: name, audioSSRC: peerSSRC, video: video))
         if video != nil { try session.addRole(.videoFeedback(of: name), to: network) }
     }
-    if camera != nil {
+    if let camera = camera.take() {
         var video = LocalVideoConfiguration()
         video.ssrc = videoSSRC
         video.payloadType = callVideoPayloadType
         video.firstTimestamp = UInt32.random(in: 0...UInt32.max)
-        if let source = fileCamera.take() {
-            try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
-        } else if let source = deviceCamera.take() {
-            try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
-        }
+        try camera.add(to: session, configuration: video, sendingOn: network)
     }
 
     var send = AudioSendConfiguration()

@@ -67,6 +67,45 @@ enum CallVideoSourceKind {
     }
 }
 
+/// The local camera of `parley call` and `parley join`, opened before signalling (the offer or
+/// the published stream gives its size and rate, and a missing device fails at once), and
+/// handed to the call session when the call starts.
+struct CallCamera: ~Copyable {
+    private var file: ClockedVideoSource<LoopingY4MProvider>?
+    private var device: V4L2Capture?
+    let width: Int
+    let height: Int
+    let framesPerSecond: Double
+
+    /// The picture size and rate, as a value to keep while the camera is held.
+    var format: (width: Int, height: Int, framesPerSecond: Double) { (width, height, framesPerSecond) }
+
+    /// Opens `kind`; nil when there is no camera.
+    init?(_ kind: CallVideoSourceKind?, clock: any MediaClock) throws {
+        switch kind {
+        case .file(let path):
+            let source = ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
+            (width, height, framesPerSecond) = (source.width, source.height, source.framesPerSecond)
+            file = consume source
+        case .device(let path):
+            let source = try V4L2Capture(device: path)
+            (width, height, framesPerSecond) = (source.width, source.height, source.framesPerSecond)
+            device = consume source
+        case nil:
+            return nil
+        }
+    }
+
+    /// Makes the camera the session's local video.
+    consuming func add(to session: CallSession, configuration: LocalVideoConfiguration, sendingOn network: CallTransportID) throws {
+        if let source = file.take() {
+            try session.addLocalVideo(source: source, configuration: configuration, sendingOn: network)
+        } else if let source = device.take() {
+            try session.addLocalVideo(source: source, configuration: configuration, sendingOn: network)
+        }
+    }
+}
+
 /// The RTP payload type of the call's VP8 (Opus is 111).
 let callVideoPayloadType = VP8RTP.defaultPayloadType
 

@@ -331,20 +331,8 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     guard let janusHost = o.janus.host else { throw CallError("--janus has no host") }
 
     // The camera first: its size goes into the published stream's description.
-    var fileCamera: ClockedVideoSource<LoopingY4MProvider>?
-    var deviceCamera: V4L2Capture?
-    var camera: (width: Int, height: Int, fps: Double)?
-    switch o.video {
-    case .file(let path):
-        let source = ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
-        camera = (source.width, source.height, source.framesPerSecond)
-        fileCamera = consume source
-    case .device(let path):
-        let source = try V4L2Capture(device: path)
-        camera = (source.width, source.height, source.framesPerSecond)
-        deviceCamera = consume source
-    case nil: break
-    }
+    var camera = try CallCamera(o.video, clock: clock)
+    let cameraFormat = camera?.format
     let wavRate = try joinWAVRate(o)
 
     // Janus: a session, the listener (pin check, the room's events), the remote publisher.
@@ -380,8 +368,8 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
         }
     }
     var streams = [VideoRoomHandle.RemoteStream(type: "audio", codec: "opus", audioLevelExtensionID: 1, fec: true)]
-    if let camera {
-        streams.append(.init(type: "video", codec: "vp8", description: "\(camera.width)x\(camera.height)@\(Int(camera.fps.rounded()))"))
+    if let camera = cameraFormat {
+        streams.append(.init(type: "video", codec: "vp8", description: "\(camera.width)x\(camera.height)@\(Int(camera.framesPerSecond.rounded()))"))
     }
     let publishing = streams
     let me: RemotePublisherEndpoint
@@ -468,16 +456,12 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     }
 
     do {
-        if camera != nil {
+        if let camera = camera.take() {
             var video = LocalVideoConfiguration()
             video.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 1)
             video.payloadType = callVideoPayloadType
             video.firstTimestamp = 0
-            if let source = fileCamera.take() {
-                try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
-            } else if let source = deviceCamera.take() {
-                try session.addLocalVideo(source: source, configuration: video, sendingOn: network)
-            }
+            try camera.add(to: session, configuration: video, sendingOn: network)
         }
     } catch {
         leaveRoom(link)
