@@ -295,7 +295,12 @@ public actor JanusClient {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await urlSession.data(for: request)
+            // In a task of its own, so that cancelling the caller (a consumer leaving `events()`)
+            // does not cancel the URL session task: FoundationNetworking's
+            // URLSessionTask.cancel() can trap when the task completes at that moment (its
+            // task registry). A cancelled long poll ends on its own within Janus's 30 s.
+            let session = urlSession
+            (data, response) = try await Task { try await session.data(for: request) }.value
         } catch let error as URLError {
             if error.code == .cannotConnectToHost {
                 throw JanusError.connectionRefused(url: url)

@@ -190,6 +190,23 @@ private func leaveRoom(_ link: any JoinedRoom, seconds: Double = 20) {
     }
 }
 
+extension JoinedRoom {
+    /// Follows the room's events until cancelled, the room ends, or Janus goes away (a
+    /// `serverGone` action).
+    func follow() async {
+        do {
+            for try await event in await janus.events() {
+                guard case .plugin(let sender, _, let data, _) = event, sender == handleID else { continue }
+                guard try await take(event: data) else { return }
+            }
+        } catch is CancellationError {
+        } catch {
+            if Task.isCancelled { return }
+            actions.withLock { $0.append(.serverGone("\(error)")) }
+        }
+    }
+}
+
 /// A publisher this participant receives: its name in the call and the forwarders Janus made.
 private struct ReceivedPublisher: Sendable {
     var id: UInt64
@@ -218,7 +235,11 @@ private protocol JoinedRoom: Sendable {
     /// is still in (an AudioBridge's mix keeps coming while anyone is in the room), rather than
     /// once everyone else has left.
     var leavesAfterSourceEnds: Bool { get }
-    func follow() async
+    var janus: JanusClient { get }
+    /// The handle whose plugin events are the room's.
+    var handleID: UInt64 { get }
+    /// Takes one plugin event of the room's handle; false when the room has ended.
+    func take(event data: JSONValue) async throws -> Bool
     func cleanUp() async
     /// Tells the room this participant muted or unmuted (AudioBridge: `configure`, which takes
     /// it out of the mix; VideoRoom: nothing to tell, its audio is still forwarded).
@@ -280,31 +301,24 @@ private final class JanusRoomLink: JoinedRoom {
         return received
     }
 
-    /// Follows the room's events until cancelled or Janus goes away.
-    func follow() async {
-        do {
-            for try await event in await janus.events() {
-                guard case .plugin(let sender, _, let data, _) = event, sender == handle.id else { continue }
-                switch VideoRoomEvent(data) {
-                case .publishers(let list):
-                    for p in list {
-                        if let r = try await receive(p) { actions.withLock { $0.append(.add(r.remote)) } }
-                    }
-                case .unpublished(let id), .leaving(let id):
-                    if let r = publishers.withLock({ $0.removeValue(forKey: id) }) {
-                        actions.withLock { $0.append(.ended(r.remote.name)) }
-                    }
-                case .destroyed:
-                    actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
-                    return
-                default: break
-                }
+    var handleID: UInt64 { handle.id }
+
+    func take(event data: JSONValue) async throws -> Bool {
+        switch VideoRoomEvent(data) {
+        case .publishers(let list):
+            for p in list {
+                if let r = try await receive(p) { actions.withLock { $0.append(.add(r.remote)) } }
             }
-        } catch is CancellationError {
-        } catch {
-            if Task.isCancelled { return }
-            actions.withLock { $0.append(.serverGone("\(error)")) }
+        case .unpublished(let id), .leaving(let id):
+            if let r = publishers.withLock({ $0.removeValue(forKey: id) }) {
+                actions.withLock { $0.append(.ended(r.remote.name)) }
+            }
+        case .destroyed:
+            actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
+            return false
+        default: break
         }
+        return true
     }
 
     /// Removes this participant's publisher (its forwarders go with it), stops the forwarders
@@ -704,29 +718,23 @@ private final class AudioBridgeLink: JoinedRoom {
 
     func name(_ id: UInt64) -> String { names.withLock { $0[id] } ?? "participant-\(id)" }
 
-    func follow() async {
-        do {
-            for try await event in await janus.events() {
-                guard case .plugin(let sender, _, let data, _) = event, sender == handle.id else { continue }
-                switch AudioBridgeEvent(data) {
-                case .participants(let list), .joined(_, let list, _): take(list)
-                case .leaving(let id):
-                    let who = name(id)
-                    names.withLock { _ = $0.removeValue(forKey: id) }
-                    actions.withLock { $0.append(.roomNote(kind: "janus_left", participant: who)) }
-                case .talking(let id, let talking):
-                    actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: name(id))) }
-                case .destroyed:
-                    actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
-                    return
-                default: break
-                }
-            }
-        } catch is CancellationError {
-        } catch {
-            if Task.isCancelled { return }
-            actions.withLock { $0.append(.serverGone("\(error)")) }
+    var handleID: UInt64 { handle.id }
+
+    func take(event data: JSONValue) async throws -> Bool {
+        switch AudioBridgeEvent(data) {
+        case .participants(let list), .joined(_, let list, _): take(list)
+        case .leaving(let id):
+            let who = name(id)
+            names.withLock { _ = $0.removeValue(forKey: id) }
+            actions.withLock { $0.append(.roomNote(kind: "janus_left", participant: who)) }
+        case .talking(let id, let talking):
+            actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: name(id))) }
+        case .destroyed:
+            actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
+            return false
+        default: break
         }
+        return true
     }
 
     func cleanUp() async {
