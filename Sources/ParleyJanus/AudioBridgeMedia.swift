@@ -3,25 +3,8 @@
 
 /// What a participant of an AudioBridge room hears from the plugin.
 public enum AudioBridgeEvent: Sendable, Equatable {
-    /// A participant as the room reports it.
-    public struct Participant: Sendable, Equatable {
-        public var id: UInt64
-        public var display: String?
-        /// Whether its media is set up (a plain-RTP participant: once Janus has its first packet).
-        public var setup: Bool
-        public var muted: Bool
-        /// Present when the room sends audio-level events.
-        public var talking: Bool?
-
-        init?(_ json: JSONValue) {
-            guard let id = json["id"]?.intValue else { return nil }
-            self.id = UInt64(bitPattern: id)
-            display = json["display"]?.stringValue
-            setup = json["setup"]?.boolValue ?? false
-            muted = json["muted"]?.boolValue ?? false
-            talking = json["talking"]?.boolValue
-        }
-    }
+    /// A participant as the room reports it (as `listparticipants` does).
+    public typealias Participant = AudioBridgeHandle.Participant
 
     /// Where the room takes this participant's RTP (the `rtp` object of the `joined` answer).
     public struct RTPEndpoint: Sendable, Equatable {

@@ -55,6 +55,15 @@ public struct AudioBridgeHandle: Sendable {
         public var muted: Bool
         /// Present when the room sends audio-level events.
         public var talking: Bool?
+
+        init?(_ json: JSONValue) {
+            guard let id = json["id"]?.intValue else { return nil }
+            self.id = UInt64(bitPattern: id)
+            display = json["display"]?.stringValue
+            setup = json["setup"]?.boolValue ?? false
+            muted = json["muted"]?.boolValue ?? false
+            talking = json["talking"]?.boolValue
+        }
     }
 
     /// Creates a room (not permanent: it lives as long as the Janus process).
@@ -79,11 +88,7 @@ public struct AudioBridgeHandle: Sendable {
 
     /// The participants in room `room`.
     public func listParticipants(room: UInt64) async throws -> [Participant] {
-        try await self.room.participants(room).map { id, entry in
-            Participant(id: id, display: entry["display"]?.stringValue,
-                               setup: entry["setup"]?.boolValue ?? false, muted: entry["muted"]?.boolValue ?? false,
-                               talking: entry["talking"]?.boolValue)
-        }
+        try await self.room.participants(room).compactMap { Participant($0.entry) }
     }
 
     /// Destroys room `room`; `secret` is the one it was created with, if any.

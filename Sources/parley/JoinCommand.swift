@@ -350,37 +350,15 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     let wavRate = try joinWAVRate(o)
 
     // Janus: a session, the listener (pin check, the room's events), the remote publisher.
-    let started = MonotonicTime.now()
-    let janus = JanusClient(baseURL: o.janus)
-    try blocking { _ = try await janus.createSession() }
-    let handle = try blocking { try await VideoRoomHandle.attach(janus) }
+    let (janus, handle) = try openJanusRoom(o, attach: VideoRoomHandle.attach, exists: { try await $0.exists(room: $1) })
     let room = o.room
-    guard try blocking({ try await handle.exists(room: room) }) else {
-        try? blocking { try await janus.destroy() }
-        throw CallError("room \(room) does not exist on \(o.janus.absoluteString)")
-    }
     let name = o.name, pin = o.pin
     try blocking { try await handle.join(room: room, display: name + ".listener", pin: pin) }
     // The answer to the join, and whatever else arrives with or before it.
-    var known: [VideoRoomPublisher]?
-    var backlog: [VideoRoomEvent] = []
-    while known == nil {
-        let events = try blocking { try await janus.poll() }
-        for case .plugin(let sender, _, let data, _) in events where sender == handle.id {
-            switch VideoRoomEvent(data) {
-            case .joined(_, let publishers) where known == nil:
-                known = publishers
-            case .error(let code, let text) where known == nil:
-                try? blocking { try await janus.destroy() }
-                throw CallError(code == 433 ? "room \(room): wrong or missing pin (Janus: \(text))" : "room \(room): Janus error \(code): \(text)")
-            case let e: backlog.append(e)
-            }
-        }
-        if known == nil && MonotonicTime.now() >= started.advanced(bySeconds: 30) {
-            try? blocking { try await janus.destroy() }
-            throw CallError("room \(room): Janus did not answer the join within 30 s")
-        }
-    }
+    let (known, backlog) = try awaitJoinAnswer(
+        janus, handleID: handle.id, room: room, pinCode: 433, parse: VideoRoomEvent.init,
+        answer: { if case .joined(_, let publishers) = $0 { publishers } else { nil } },
+        error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
     var streams = [VideoRoomHandle.RemoteStream(type: "audio", codec: "opus", audioLevelExtensionID: 1, fec: true)]
     if let camera = cameraFormat {
         streams.append(.init(type: "video", codec: "vp8", description: "\(camera.width)x\(camera.height)@\(Int(camera.framesPerSecond.rounded()))"))
@@ -431,7 +409,7 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
         }
     }
     do {
-        try take(known ?? [])
+        try take(known)
         for event in backlog {
             switch event {
             case .publishers(let list): try take(list)
@@ -484,6 +462,56 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     var send = AudioSendConfiguration()
     send.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 0)
     return try runJoinedCall(o, session: session, room: link, network: network, send: send, wavRate: wavRate, eventsFile: eventsFile)
+}
+
+/// A Janus session and a handle of one plugin, checked to hold room `o.room` (else the session
+/// is destroyed and the error says the room does not exist).
+private func openJanusRoom<Handle: Sendable>(
+    _ o: JoinOptions, attach: @escaping @Sendable (JanusClient) async throws -> Handle,
+    exists: @escaping @Sendable (Handle, UInt64) async throws -> Bool
+) throws -> (JanusClient, Handle) {
+    let janus = JanusClient(baseURL: o.janus)
+    try blocking { _ = try await janus.createSession() }
+    let handle = try blocking { try await attach(janus) }
+    let room = o.room
+    guard try blocking({ try await exists(handle, room) }) else {
+        try? blocking { try await janus.destroy() }
+        throw CallError("room \(room) does not exist on \(o.janus.absoluteString)")
+    }
+    return (janus, handle)
+}
+
+/// Polls the session's events for handle `handleID` until `answer` takes one (the answer to a
+/// join); the handle's other events come back, in order, as the backlog. An error answering the
+/// join ends it with the reason (`pinCode`: the plugin's code for a wrong pin), as do 30 s
+/// without an answer; the Janus session is destroyed first.
+private func awaitJoinAnswer<Event, Answer>(
+    _ janus: JanusClient, handleID: UInt64, room: UInt64, pinCode: Int, hint: String = "",
+    parse: (JSONValue) -> Event, answer: (Event) -> Answer?, error: (Event) -> (code: Int, text: String)?
+) throws -> (answer: Answer, backlog: [Event]) {
+    let deadline = MonotonicTime.now().advanced(bySeconds: 30)
+    var result: Answer?
+    var backlog: [Event] = []
+    while result == nil {
+        let events = try blocking { try await janus.poll() }
+        for case .plugin(let sender, _, let data, _) in events where sender == handleID {
+            let event = parse(data)
+            if result == nil, let a = answer(event) {
+                result = a
+            } else if result == nil, let (code, text) = error(event) {
+                try? blocking { try await janus.destroy() }
+                throw CallError(code == pinCode ? "room \(room): wrong or missing pin (Janus: \(text))"
+                                                : "room \(room): Janus error \(code): \(text)")
+            } else {
+                backlog.append(event)
+            }
+        }
+        if result == nil && MonotonicTime.now() >= deadline {
+            try? blocking { try await janus.destroy() }
+            throw CallError("room \(room): Janus did not answer the join within 30 s\(hint)")
+        }
+    }
+    return (result!, backlog)
 }
 
 /// The sample rate of `--audio` when it is a WAV file (checked: mono, a rate Opus takes).
@@ -751,39 +779,17 @@ private func joinAudioBridge(_ o: JoinOptions) throws -> Int32 {
     let clock = SystemMediaClock()
     guard let janusHost = o.janus.host else { throw CallError("--janus has no host") }
     let wavRate = try joinWAVRate(o)
-    let started = MonotonicTime.now()
-    let janus = JanusClient(baseURL: o.janus)
-    try blocking { _ = try await janus.createSession() }
-    let handle = try blocking { try await AudioBridgeHandle.attach(janus) }
+    let (janus, handle) = try openJanusRoom(o, attach: AudioBridgeHandle.attach, exists: { try await $0.exists(room: $1) })
     let room = o.room
-    guard try blocking({ try await handle.exists(room: room) }) else {
-        try? blocking { try await janus.destroy() }
-        throw CallError("room \(room) does not exist on \(o.janus.absoluteString)")
-    }
     let udp = try UDPTransport(localPort: 0, bindHost: "0.0.0.0", peerHost: janusHost, peerPort: 9, clock: clock)
     let plain = AudioBridgeHandle.PlainRTP(host: UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1", port: udp.localPort)
     let name = o.name, pin = o.pin, muted = o.muted
     try blocking { try await handle.join(room: room, display: name, pin: pin, muted: muted, rtp: plain) }
-    var joined: (id: UInt64, participants: [AudioBridgeEvent.Participant], rtp: AudioBridgeEvent.RTPEndpoint)?
-    var backlog: [AudioBridgeEvent] = []
-    while joined == nil {
-        let events = try blocking { try await janus.poll() }
-        for case .plugin(let sender, _, let data, _) in events where sender == handle.id {
-            switch AudioBridgeEvent(data) {
-            case .joined(let id, let list, let rtp?) where joined == nil:
-                joined = (id, list, rtp)
-            case .error(let code, let text) where joined == nil:
-                try? blocking { try await janus.destroy() }
-                throw CallError(code == 489 ? "room \(room): wrong or missing pin (Janus: \(text))" : "room \(room): Janus error \(code): \(text)")
-            case let e: backlog.append(e)
-            }
-        }
-        if joined == nil && MonotonicTime.now() >= started.advanced(bySeconds: 30) {
-            try? blocking { try await janus.destroy() }
-            throw CallError("room \(room): Janus did not answer the join within 30 s (is the room open to plain-RTP participants?)")
-        }
-    }
-    let me = joined!
+    let (me, backlog) = try awaitJoinAnswer(
+        janus, handleID: handle.id, room: room, pinCode: 489, hint: " (is the room open to plain-RTP participants?)",
+        parse: AudioBridgeEvent.init,
+        answer: { if case .joined(let id, let list, let rtp?) = $0 { (id: id, participants: list, rtp: rtp) } else { nil } },
+        error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
     var network = udp
     try network.setPeer(host: me.rtp.host, port: me.rtp.port)
     let link = AudioBridgeLink(janus: janus, handle: handle, room: room, ownID: me.id, ownName: name,
