@@ -70,7 +70,13 @@ let joinCommand = Command(
                                 (default 5)
           --muted               join muted (AudioBridge: Janus leaves this participant out of
                                 the mix; either plugin: talking shows as talking while muted).
-                                SIGUSR1 toggles mute during the call (kill -USR1 PID)
+                                On the grid the key m toggles mute and q leaves; SIGUSR1 also
+                                toggles mute (kill -USR1 PID)
+          --receive-port PORT   the local UDP port the room's media arrive on (default: any free)
+          --forward-to HOST[:PORT]
+                                the address Janus sends the media to, when it cannot reach this
+                                machine directly (a NAT's forwarded port, a relay); default: this
+                                machine's address towards Janus and the receive port
 
         Prints the events (or shows the grid), then what was sent and received.
         Exit status: 0 the call ended normally, 1 Janus could not be reached or went away, the
@@ -95,11 +101,16 @@ private struct JoinOptions {
     var timeout = 5.0
     var audioBridge = false
     var muted = false
+    /// The local UDP port Janus's media arrive on (0: any free port).
+    var receivePort: UInt16 = 0
+    /// Where Janus sends this participant's media, when not straight to it (a NAT's or a
+    /// relay's address): host, and port (nil: the receive port).
+    var forwardTo: (host: String, port: UInt16?)?
 }
 
 private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> JoinOptions {
     let s = try ArgumentScanner(args, valued: ["janus", "room", "name", "plugin", "audio", "video", "pin", "events", "output",
-                                               "output-each", "wait-for", "timeout"],
+                                               "output-each", "wait-for", "timeout", "receive-port", "forward-to"],
                                 flagNames: ["no-tui", "srtp", "muted"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard let u = s.value("janus") else { throw .init(description: "missing --janus URL") }
@@ -140,6 +151,15 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     o.srtp = s.flag("srtp")
     o.waitFor = try s.int("wait-for", default: 1, in: 1...64)
     o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
+    o.receivePort = UInt16(try s.int("receive-port", default: 0, in: 0...65_535))
+    if let f = s.value("forward-to") {
+        let parts = f.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty,
+              parts.count == 1 || UInt16(parts[1]).map({ $0 > 0 }) == true else {
+            throw .init(description: "--forward-to takes HOST or HOST:PORT (an IPv4 address or a name), got '\(f)'")
+        }
+        o.forwardTo = (String(parts[0]), parts.count == 2 ? UInt16(parts[1]) : nil)
+    }
     return o
 }
 
@@ -376,11 +396,11 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     // Janus learns where to send PLIs back); one receives what Janus forwards.
     let sendUDP = try UDPTransport(localPort: 0, bindHost: "0.0.0.0", peerHost: me.host ?? janusHost, peerPort: me.port,
                                    rtcpPeerPort: me.rtcpPort, clock: clock)
-    let receiveUDP = try UDPTransport(localPort: 0, bindHost: "0.0.0.0", peerHost: janusHost, peerPort: me.rtcpPort, clock: clock)
-    let receivePort = receiveUDP.localPort
+    let receiveUDP = try UDPTransport(localPort: o.receivePort, bindHost: "0.0.0.0", peerHost: janusHost, peerPort: me.rtcpPort,
+                                      clock: clock)
     let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
-    let forwardHost = UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1"
-    let link = JanusRoomLink(janus: janus, handle: handle, room: room, ownID: me.id, ownName: name, host: forwardHost, port: receivePort,
+    let forward = forwardAddress(o, janusHost: janusHost, receivePort: receiveUDP.localPort)
+    let link = JanusRoomLink(janus: janus, handle: handle, room: room, ownID: me.id, ownName: name, host: forward.host, port: forward.port,
                              srtp: key.map { RTPForwardSRTP(suite: 80, crypto: $0.base64) },
                              sentTo: "Janus \(me.host ?? janusHost):\(me.port) as publisher \(me.id) in room \(room)")
 
@@ -390,8 +410,11 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     settings.receive.senderTimestampOrigin = 0
     let session = CallSession(configuration: settings, clock: clock)
     let network = session.addTransport(sendUDP)
+    var srtp: SRTPTransport<UDPTransport>?
     if let key {
-        session.addTransport(try SRTPTransport(receiveUDP, sendKey: key, receiveKey: key))
+        let t = try SRTPTransport(receiveUDP, sendKey: key, receiveKey: key)
+        srtp = t
+        session.addTransport(t)
     } else {
         session.addTransport(receiveUDP)
     }
@@ -461,7 +484,8 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     }
     var send = AudioSendConfiguration()
     send.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 0)
-    return try runJoinedCall(o, session: session, room: link, network: network, send: send, wavRate: wavRate, eventsFile: eventsFile)
+    return try runJoinedCall(o, session: session, room: link, network: network, send: send, wavRate: wavRate, eventsFile: eventsFile,
+                             srtp: srtp)
 }
 
 /// A Janus session and a handle of one plugin, checked to hold room `o.room` (else the session
@@ -525,6 +549,12 @@ private func joinWAVRate(_ o: JoinOptions) throws -> Int? {
     return file.format.sampleRate
 }
 
+/// Where Janus sends this participant's media: `--forward-to`, else this machine's address
+/// towards Janus, at the receive socket's port.
+private func forwardAddress(_ o: JoinOptions, janusHost: String, receivePort: UInt16) -> (host: String, port: UInt16) {
+    (o.forwardTo?.host ?? UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1", o.forwardTo?.port ?? receivePort)
+}
+
 /// Creates `--events` (when given) and sets the session's event output: JSON lines there, and
 /// text lines on standard output unless the grid is shown.
 private func openJoinEvents(_ o: JoinOptions, _ session: CallSession) throws -> FileHandle? {
@@ -549,7 +579,8 @@ private func openJoinEvents(_ o: JoinOptions, _ session: CallSession) throws -> 
 /// source has ended and everyone has left, a signal, or Janus going away; then the clean-up
 /// and the report.
 private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: any JoinedRoom, network: CallTransportID,
-                           send configured: AudioSendConfiguration, wavRate: Int?, eventsFile: FileHandle?) throws -> Int32 {
+                           send configured: AudioSendConfiguration, wavRate: Int?, eventsFile: FileHandle?,
+                           srtp: SRTPTransport<UDPTransport>? = nil) throws -> Int32 {
     let clock = session.clock
     let settings = session.configuration
     let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
@@ -614,7 +645,11 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     var someoneJoined = !session.remoteNames.isEmpty
     var sourceEndedAt: Double?
     var muted = o.muted
-    var handledToggles = 0
+    var handledToggles = muteToggles.load(ordering: .relaxed)
+    // Keys on the grid, read from a terminal: m toggles mute, q leaves.
+    let keys = showGrid ? TerminalKeys(["m": { muteToggles.add(1, ordering: .relaxed) },
+                                        "q": { leaveRequested.store(true, ordering: .relaxed) }]) : nil
+    defer { keys?.restore() }
     var nextDraw = 0.0
     session.onFrame = { t in
         // The mix of this frame.
@@ -666,7 +701,8 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
         }
         if showGrid, t >= nextDraw {
             nextDraw = t + 0.1
-            FileHandle.standardOutput.write(Data(("\u{1B}[H\u{1B}[2J" + renderRoomGrid(session.state, time: t, color: true)).utf8))
+            let grid = renderRoomGrid(session.state, time: t, color: true) + (keys != nil ? "\nm: mute or unmute   q: leave\n" : "")
+            FileHandle.standardOutput.write(Data(("\u{1B}[H\u{1B}[2J" + grid).utf8))
         }
     }
     signal(SIGINT) { _ in leaveRequested.store(true, ordering: .relaxed) }
@@ -674,6 +710,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     signal(SIGUSR1) { _ in muteToggles.add(1, ordering: .relaxed) }
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
     session.run()
+    keys?.restore()
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)
@@ -700,6 +737,10 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     }
     let s = session.statistics
     print("datagrams: \(s.datagrams), malformed: \(s.malformed), unknown_ssrc: \(s.unknownSSRC + s.refusedRemotes)")
+    if let srtp {
+        print("srtp_verified: \(srtp.statistics.unprotected)")
+        for (k, v) in srtpReport(srtp.statistics) { print("\(k): \(v)") }
+    }
     if let v = session.localVideoStatistics { print(callVideoSentLine(v, ssrc: VideoRoomHandle.remotePublisherSSRC(mindex: 1))) }
     if let outputFailure { throw CallError("received audio: \(outputFailure)") }
     if let failure = session.localFailure { throw CallError("\(o.audio): \(failure)") }
@@ -781,8 +822,9 @@ private func joinAudioBridge(_ o: JoinOptions) throws -> Int32 {
     let wavRate = try joinWAVRate(o)
     let (janus, handle) = try openJanusRoom(o, attach: AudioBridgeHandle.attach, exists: { try await $0.exists(room: $1) })
     let room = o.room
-    let udp = try UDPTransport(localPort: 0, bindHost: "0.0.0.0", peerHost: janusHost, peerPort: 9, clock: clock)
-    let plain = AudioBridgeHandle.PlainRTP(host: UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1", port: udp.localPort)
+    let udp = try UDPTransport(localPort: o.receivePort, bindHost: "0.0.0.0", peerHost: janusHost, peerPort: 9, clock: clock)
+    let forward = forwardAddress(o, janusHost: janusHost, receivePort: udp.localPort)
+    let plain = AudioBridgeHandle.PlainRTP(host: forward.host, port: forward.port)
     let name = o.name, pin = o.pin, muted = o.muted
     try blocking { try await handle.join(room: room, display: name, pin: pin, muted: muted, rtp: plain) }
     let (me, backlog) = try awaitJoinAnswer(

@@ -96,14 +96,21 @@ final class InteropChild {
     let outputURL: URL
     private var status: Int32?
 
-    init(_ executable: String, _ arguments: [String], in directory: URL, name: String) throws {
+    /// Starts `executable` in `directory`: standard input from /dev/null and output into
+    /// `name`.log, or all three on `terminal` (a pseudo-terminal's device, see ``InteropTerminal``).
+    init(_ executable: String, _ arguments: [String], in directory: URL, name: String, terminal: String? = nil) throws {
         self.name = name
         outputURL = directory.appendingPathComponent("\(name).log")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if let terminal {
+            posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR | O_NOCTTY, 0)
+            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
@@ -181,6 +188,51 @@ final class InteropChild {
     }
 
     var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+}
+
+/// A pseudo-terminal for a child that must see a terminal (a live grid, key presses): the
+/// child opens ``device``; the test types with ``type(_:)`` and everything the child writes is
+/// read (so it never blocks on a full terminal) into ``text``.
+final class InteropTerminal: @unchecked Sendable {
+    let device: String
+    private let master: Int32
+    private let lock = NSLock()
+    private var received: [UInt8] = []
+    private var closed = false
+
+    init() throws {
+        // posix_openpt, unlockpt and ptsname as Linux does them (Glibc's module leaves them
+        // out): open the multiplexer, unlock the new terminal (TIOCSPTLCK), get its number
+        // (TIOCGPTN).
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0 else {
+            throw InteropError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
+        }
+        device = "/dev/pts/\(number)"
+        let fd = master
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(fd, &buffer, buffer.count)
+                if n < 0 && errno == EINTR { continue }
+                // EIO once every child's end is closed; EBADF after close().
+                guard n > 0 else { return }
+                lock.withLock { received += buffer[0..<n] }
+            }
+        }
+    }
+
+    deinit { close(master) }
+
+    /// Types `keys` as a person at the terminal would.
+    func type(_ keys: String) {
+        _ = keys.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, $0.count - 1) }
+    }
+
+    /// What the child has written so far.
+    var text: String { lock.withLock { String(decoding: received, as: UTF8.self) } }
 }
 
 /// A fresh temporary directory for one test; the caller removes it when the test ends, after

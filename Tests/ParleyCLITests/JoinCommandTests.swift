@@ -7,6 +7,7 @@ import Foundation
 import Testing
 import JanusTestSupport
 import ParleyJanus
+import Synchronization
 
 @Suite(.serialized, .enabled(if: JanusServer.binaryPath != nil,
                              "janus is not installed (apt-get install janus): the room tests are skipped"))
@@ -22,11 +23,12 @@ struct JoinCommandTests {
         try await room.listParticipants(room: id).filter { $0.publisher }.compactMap(\.display).sorted()
     }
 
-    private func join(_ name: String, _ audio: URL, server: JanusServer, room: UInt64, extra: [String] = [], in dir: URL) throws -> InteropChild {
+    private func join(_ name: String, _ audio: URL, server: JanusServer, room: UInt64, waitFor: Int = 3, extra: [String] = [],
+                      in dir: URL) throws -> InteropChild {
         try InteropChild(interopParleyBinary,
                          ["join", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--name", name,
                           "--audio", audio.path, "--events", "\(name).jsonl", "--output", "\(name)-mix.wav",
-                          "--output-each", "\(name)-heard", "--no-tui", "--wait-for", "3"] + extra,
+                          "--output-each", "\(name)-heard", "--no-tui", "--wait-for", "\(waitFor)"] + extra,
                          in: dir, name: "join-\(name)")
     }
 
@@ -187,6 +189,87 @@ struct JoinCommandTests {
         }
     }
 
+    @Test func forwardedSRTPIsEncryptedAndATamperedPacketIsDropped() async throws {
+        let files = Array(try detectConversationFiles().prefix(2))
+        let names = files.map { $0.deletingPathExtension().lastPathComponent }
+        let dir = try interopDirectory("join-tamper")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let videoRoom = try await VideoRoomHandle.attach(janus)
+            let room = try await videoRoom.createRoom(.init(room: 5160, publishers: 4))
+            // The first participant's media come through a relay that flips one payload bit in
+            // every 40th RTP packet on the way.
+            let receivePort = try JanusServer.freePort()
+            let relay = try TamperingRelay(to: receivePort, every: 40)
+            let listener = try join(names[0], files[0], server: server, room: room, waitFor: 2,
+                                    extra: ["--srtp", "--receive-port", "\(receivePort)", "--forward-to", "127.0.0.1:\(relay.port)"],
+                                    in: dir)
+            let talker = try join(names[1], files[1], server: server, room: room, waitFor: 2, extra: ["--srtp"], in: dir)
+            #expect(listener.wait(seconds: 90) == 0, "\(listener.output)")
+            #expect(talker.wait(seconds: 30) == 0, "\(talker.output)")
+            let seen = relay.stop()
+
+            // SRTP on the wire: the Opus TOC byte, constant in plain RTP from one encoder, is
+            // ciphertext here and takes many values.
+            #expect(seen.packets > 500, "the relay saw \(seen.packets) packets")
+            #expect(seen.firstPayloadBytes.count > 64, "first payload bytes: \(seen.firstPayloadBytes.count) values")
+            // Every tampered packet, and nothing else, failed authentication and was dropped.
+            #expect(seen.tampered >= 10)
+            #expect(listener.output.contains("srtp_auth_failed: \(seen.tampered)\n"), "\(seen.tampered) tampered: \(listener.output)")
+            #expect(listener.output.contains("srtp_replayed: 0") && listener.output.contains("srtp_malformed: 0"))
+            #expect(talker.output.contains("srtp_auth_failed: 0"), "\(talker.output)")
+            // The rest of the stream played: the talker's audio, concealed over the dropped packets.
+            let heard = try readInteropWAV(dir.appendingPathComponent("\(names[0])-heard/\(names[1]).wav"))
+            let source = try readInteropWAV(files[1])
+            let (c, count, _) = interopSpeechWindowCorrelation(source: source.samples, heard: heard.samples)
+            #expect(count >= 3 && c >= 0.6, "median correlation \(c) over \(count) windows")
+            print("parley join --srtp: \(seen.packets) forwarded packets relayed, \(seen.firstPayloadBytes.count) distinct first "
+                  + "payload bytes, \(seen.tampered) tampered and all dropped (srtp_auth_failed); audio correlation "
+                  + "\(String(format: "%.3f", c))")
+            try await janus.destroy()
+        }
+    }
+
+    @Test func keysOnTheGridMuteUnmuteAndLeaveAnAudioBridgeRoom() async throws {
+        let audio = try #require(try detectConversationFiles().first)
+        let dir = try interopDirectory("join-keys")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let bridge = try await AudioBridgeHandle.attach(janus)
+            let room = try await bridge.createRoom(.init(room: 8190, samplingRate: 16_000, allowRTPParticipants: true))
+            let terminal = try InteropTerminal()
+            let child = try InteropChild(interopParleyBinary,
+                                         ["join", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString,
+                                          "--room", "\(room)", "--name", "keys", "--audio", audio.path, "--output", "mix.wav", "--muted"],
+                                         in: dir, name: "join-keys", terminal: terminal.device)
+            /// Waits until Janus lists the participant with `muted`, or it has left (nil).
+            func mutedState(is wanted: Bool?) async throws -> Bool {
+                let start = ContinuousClock.now
+                while ContinuousClock.now - start < .seconds(15) {
+                    let list = try await bridge.listParticipants(room: room)
+                    if list.first?.muted == wanted || (wanted == nil && list.isEmpty) { return true }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                return false
+            }
+            #expect(try await mutedState(is: true), "joined muted")
+            #expect(terminal.text.contains("m: mute or unmute"), "the grid shows the keys")
+            terminal.type("m")
+            #expect(try await mutedState(is: false), "m unmutes")
+            terminal.type("M")
+            #expect(try await mutedState(is: true), "M mutes again")
+            terminal.type("q")
+            #expect(try await mutedState(is: nil), "q leaves the room")
+            #expect(child.wait(seconds: 30) == 0, "\(terminal.text.suffix(2_000))")
+            #expect(terminal.text.contains("sent: "), "the report follows the grid")
+            try await janus.destroy()
+        }
+    }
+
     @Test func janusNotRunningAMissingRoomAndAWrongPinFailClearly() async throws {
         let dir = try interopDirectory("join-errors")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -247,5 +330,79 @@ struct JoinCommandTests {
             let mix = try readInteropWAV(dir.appendingPathComponent("\(name)-mix.wav"))
             #expect(mix.sampleRate == 16_000 && mix.samples.count >= 16_000)
         }
+    }
+}
+
+/// A UDP relay on 127.0.0.1 in front of a receiver: every datagram is passed on to `target`,
+/// and every `every`-th RTP packet with one payload bit flipped first.
+private final class TamperingRelay: @unchecked Sendable {
+    struct Seen {
+        var packets = 0
+        var tampered = 0
+        var firstPayloadBytes = Set<UInt8>()
+    }
+
+    let port: UInt16
+    private let fd: Int32
+    private let seen = Mutex(Seen())
+    private let running = Atomic<Bool>(true)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(to target: UInt16, every: Int) throws {
+        let s = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) } }
+        guard s >= 0, bound == 0 else { throw ServerError("relay: cannot bind a UDP socket") }
+        fd = s
+        port = UInt16(bigEndian: a.sin_port)
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_addr.s_addr = inet_addr("127.0.0.1")
+        to.sin_port = target.bigEndian
+        let destination = to
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            var destination = destination
+            while running.load(ordering: .relaxed) {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, 50) > 0 else { continue }
+                let n = recv(fd, &buffer, buffer.count, 0)
+                guard n >= 12 else { continue }
+                let isRTCP = (192...223).contains(buffer[1])
+                if !isRTCP {
+                    // The payload starts after the CSRCs and the header extension.
+                    var start = 12 + 4 * Int(buffer[0] & 0x0F)
+                    if buffer[0] & 0x10 != 0, n >= start + 4 { start += 4 + 4 * (Int(buffer[start + 2]) << 8 | Int(buffer[start + 3])) }
+                    let tamper = seen.withLock { s in
+                        s.packets += 1
+                        if start < n - 10 { s.firstPayloadBytes.insert(buffer[start]) }
+                        guard s.packets % every == 0, start < n - 10 else { return false }
+                        s.tampered += 1
+                        return true
+                    }
+                    if tamper { buffer[(start + n - 10) / 2] ^= 0x04 }
+                }
+                _ = withUnsafePointer(to: &destination) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, buffer, n, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            done.signal()
+        }
+    }
+
+    /// Stops relaying; returns what went through.
+    func stop() -> Seen {
+        running.store(false, ordering: .relaxed)
+        done.wait()
+        close(fd)
+        return seen.withLock { $0 }
     }
 }
