@@ -50,6 +50,16 @@ public struct RTPTimeMapping: Sendable, Hashable {
         reports += 1
     }
 
+    /// Takes a mapping that signalling tells instead of a sender report: RTP timestamp
+    /// `timestamp` was captured at sender time `seconds`. A stream whose sender counts its RTP
+    /// timestamps from the start of its media (a Parley participant in a Janus room, where the
+    /// server forwards RTP but not the sender's RTCP) maps its origin to 0 in each of its
+    /// streams, which puts them on one clock. Not counted in ``reports``; a sender report that
+    /// arrives later replaces it.
+    public mutating func assume(rtpTimestamp timestamp: UInt32, atSenderSeconds seconds: Double) {
+        reference = (seconds, timestamp)
+    }
+
     /// Sender wall-clock seconds (NTP, since 1900) of `timestamp`, or nil before any report.
     public func senderSeconds(ofRTPTimestamp timestamp: UInt32) -> Double? {
         guard let r = reference else { return nil }
@@ -109,6 +119,10 @@ public struct AVSynchronizer: Sendable {
 
     /// Takes the audio stream's mapping as its receiver keeps it (same as feeding its reports).
     public mutating func useAudioMapping(_ mapping: RTPTimeMapping) { audio = mapping }
+
+    /// Takes the video stream's mapping as signalling tells it (see
+    /// ``RTPTimeMapping/assume(rtpTimestamp:atSenderSeconds:)``).
+    public mutating func useVideoMapping(_ mapping: RTPTimeMapping) { video = mapping }
 
     /// Takes a video stream's RTCP sender report.
     public mutating func videoSenderReport(_ report: RTCPSenderReport) { video.update(report) }

@@ -73,11 +73,17 @@ public struct RemoteVideo: Sendable, Hashable {
     /// receiver reports), sent on the remote's ``CallTransportRole/videoFeedback(of:)``
     /// transport when it has one.
     public var feedback: VideoReceiveFeedbackConfiguration
+    /// The RTP timestamp of the sender's media time zero, when signalling tells it, as
+    /// ``AudioReceiveConfiguration/senderTimestampOrigin`` does for the audio: with both set,
+    /// the two streams are put in sync without RTCP sender reports (a sender report replaces
+    /// the assumption). Default nil: lip sync waits for sender reports.
+    public var senderTimestampOrigin: UInt32?
 
     public init(ssrc: UInt32, width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType,
-                feedback: VideoReceiveFeedbackConfiguration = .init()) {
+                feedback: VideoReceiveFeedbackConfiguration = .init(), senderTimestampOrigin: UInt32? = nil) {
         self.ssrc = ssrc; self.width = width; self.height = height; self.payloadType = payloadType
         self.feedback = feedback
+        self.senderTimestampOrigin = senderTimestampOrigin
     }
 }
 
@@ -219,6 +225,11 @@ final class SessionRemoteVideo {
     init(_ v: RemoteVideo) throws(VPXError) {
         ssrc = v.ssrc
         receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType, feedback: v.feedback)
+        if let origin = v.senderTimestampOrigin {
+            var mapping = RTPTimeMapping(clockRate: receiver.sync.video.clockRate)
+            mapping.assume(rtpTimestamp: origin, atSenderSeconds: 0)
+            receiver.sync.useVideoMapping(mapping)
+        }
     }
 }
 

@@ -24,8 +24,11 @@ public struct AudioReceiveConfiguration: Sendable, Hashable {
     /// The RTP timestamp of the sender's media time zero, when signalling tells it (a Parley
     /// participant in a Janus room sends timestamps counted from the start of its source, so
     /// this is 0 there; a server in between forwards RTP but not the sender's RTCP). Used when
-    /// no sender report maps the stream (see ``callStartNTP``). Default nil: media time counts
-    /// from the first packet received.
+    /// no sender report maps the stream (see ``callStartNTP``), and as the stream's
+    /// ``AudioReceivePipeline/mapping`` until a sender report arrives (time 0 at this
+    /// timestamp: lip sync with a video stream that declares its origin too, see
+    /// ``RemoteVideo/senderTimestampOrigin``). Default nil: media time counts from the first
+    /// packet received.
     public var senderTimestampOrigin: UInt32?
     /// Whether talking is detected at all. Default true. Off, no VAD decisions or talking
     /// events are produced (the cheapest receive path).
@@ -120,7 +123,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     private var talk: TalkDetector
     private var unwrapper = TimestampUnwrapper()
     private var firstTimestamp: Int64?
-    /// The NTP/RTP mapping from the sender's reports.
+    /// The NTP/RTP mapping from the sender's reports (or from
+    /// ``AudioReceiveConfiguration/senderTimestampOrigin`` before the first).
     public private(set) var mapping = RTPTimeMapping(clockRate: OpusRTP.clockRate)
     private var pcm: [Int16]
     private var floats: [Float]
@@ -160,6 +164,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
         mediaRing = [Double](repeating: .nan, count: 1024)
         levelTags = [Int64](repeating: -1, count: 256)
         levelCodes = [UInt8](repeating: 0xFF, count: 256)
+        if let origin = configuration.senderTimestampOrigin { mapping.assume(rtpTimestamp: origin, atSenderSeconds: 0) }
     }
 
     /// The jitter buffer's webrtc-stats counters.

@@ -220,7 +220,8 @@ func callVideoSentLine(_ v: VideoStatistics, ssrc: UInt32) -> String {
 /// The end-of-call line of the video received from `name`.
 func callVideoReceivedLine(_ v: VideoStatistics, from name: String) -> String {
     "video received from \(name): \(v.framesDecoded) frames decoded (\(v.keyframesDecoded) keyframes), \(v.framesShown) shown "
-        + "(\(v.framesShownUnsynchronized) before lip sync), \(v.framesDroppedLate) dropped late, \(v.framesDroppedQueueFull) dropped with "
+        + "(\(v.framesShownUnsynchronized) before lip sync; skew at most \(String(format: "%.0f", v.maximumAbsoluteSkewMs)) ms, "
+        + "\(v.framesOutsideWindow) outside the lip-sync window), \(v.framesDroppedLate) dropped late, \(v.framesDroppedQueueFull) dropped with "
         + "the queue full, "
         + "\(v.packetsReceived) RTP packets, \(v.packetsMissing) missing, \(v.packetsRecovered) recovered by resend; "
         + "NACKs sent: \(v.nackMessagesSent) asking \(v.nackRequests) packets; PLIs sent: \(v.pictureLossIndicationsSent); "

@@ -59,7 +59,8 @@ let joinCommand = Command(
           --output FILE.wav     write the others' audio, mixed (16 kHz mono), instead of playing it
                                 on ALSA's "default" device
           --output-each DIR     also write each other participant's audio to DIR/NAME.wav (16 kHz
-                                mono, from this participant's start)
+                                mono, from this participant's start) and the pictures it shows
+                                of them to DIR/NAME.y4m
           --no-tui              plain text: one line per event, instead of the live grid
           --srtp                have Janus forward the others' media as SRTP (AES_CM_128_HMAC_SHA1_80)
                                 under a key generated here (never printed)
@@ -232,6 +233,8 @@ private struct ReceivedPublisher: Sendable {
     var id: UInt64
     var remote: RemoteParticipant
     var forwarders: [RTPForwarder]
+    /// The frame rate its video was announced with (nil without video).
+    var framesPerSecond: Int?
 }
 
 /// What the Janus side hands to the call's thread.
@@ -264,6 +267,8 @@ private protocol JoinedRoom: Sendable {
     /// Tells the room this participant muted or unmuted (AudioBridge: `configure`, which takes
     /// it out of the mix; VideoRoom: nothing to tell, its audio is still forwarded).
     func setMuted(_ muted: Bool) async
+    /// The frame rate a participant's video was announced with, if it sends video.
+    func framesPerSecond(of participant: ParticipantID) -> Int?
 }
 
 /// The Janus side of a joined participant: the listener handle, the publishers it receives,
@@ -282,6 +287,9 @@ private final class JanusRoomLink: JoinedRoom {
     let sentTo: String
     var leavesAfterSourceEnds: Bool { false }
     func setMuted(_ muted: Bool) async {}
+    func framesPerSecond(of participant: ParticipantID) -> Int? {
+        publishers.withLock { $0.values.first { $0.remote.name == participant }?.framesPerSecond }
+    }
 
     init(janus: JanusClient, handle: VideoRoomHandle, room: UInt64, ownID: UInt64, ownName: String, host: String, port: UInt16,
          srtp: RTPForwardSRTP?, sentTo: String) {
@@ -309,12 +317,13 @@ private final class JanusRoomLink: JoinedRoom {
             var feedback = VideoReceiveFeedbackConfiguration()
             feedback.sendsNACK = false
             feedback.sendsPictureLoss = false
+            // Counted from 0 at the start of the source, as the audio: in sync without RTCP.
             remoteVideo = RemoteVideo(ssrc: audioSSRC + 1, width: size.width, height: size.height,
-                                      payloadType: VP8RTP.defaultPayloadType, feedback: feedback)
+                                      payloadType: VP8RTP.defaultPayloadType, feedback: feedback, senderTimestampOrigin: 0)
             streams.append((mid: video.mid, port: port, ssrc: audioSSRC + 1))
         }
         let received = ReceivedPublisher(id: p.id, remote: RemoteParticipant(name: name, audioSSRC: audioSSRC, video: remoteVideo),
-                                         forwarders: [])
+                                         forwarders: [], framesPerSecond: remoteVideo == nil ? nil : size?.framesPerSecond)
         publishers.withLock { $0[p.id] = received }
         let forwarders = try await handle.rtpForward(room: room, publisher: p.id, host: host, streams: streams, srtp: srtp)
         publishers.withLock { $0[p.id]?.forwarders = forwarders }
@@ -640,6 +649,23 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
         } catch { outputFailure = error }
     }
 
+    // Received video, with --output-each: each participant's pictures as shown, in its own Y4M file.
+    var pictureWriters: [ParticipantID: Y4MWriter] = [:]
+    if let dir = o.outputEach {
+        session.onVideo = { who, picture in
+            guard outputFailure == nil else { return }
+            do {
+                if pictureWriters[who] == nil {
+                    let fps = link.framesPerSecond(of: who) ?? 30
+                    pictureWriters[who] = try Y4MWriter(path: (dir as NSString).appendingPathComponent("\(who).y4m"),
+                                                        header: Y4MHeader(width: picture.width, height: picture.height,
+                                                                          frameRateNumerator: fps, frameRateDenominator: 1))
+                }
+                try pictureWriters[who]!.write(picture)
+            } catch { outputFailure = error }
+        }
+    }
+
     let follower = Task { await link.follow() }
     var serverGone: String?
     var someoneJoined = !session.remoteNames.isEmpty
@@ -725,6 +751,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     try? eventsFile?.close()
     try mixWriter?.close()
     for (who, _) in eachWriters { try eachWriters[who]!.close() }
+    for (who, _) in pictureWriters { try pictureWriters[who]!.close() }
 
     if let s = session.localStatistics {
         print("sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to \(link.sentTo)")
@@ -786,6 +813,7 @@ private final class AudioBridgeLink: JoinedRoom {
     }
 
     func name(_ id: UInt64) -> String { names.withLock { $0[id] } ?? "participant-\(id)" }
+    func framesPerSecond(of participant: ParticipantID) -> Int? { nil }
 
     var handleID: UInt64 { handle.id }
 
