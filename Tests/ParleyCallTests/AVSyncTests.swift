@@ -25,11 +25,22 @@ private struct LipSyncScenario {
     }
     func local(_ t: Double) -> MonotonicTime { MonotonicTime(seconds: receiverOrigin + t) }
 
-    /// Runs 10 s; returns the skews of shown frames and the count dropped.
-    func run() -> (skews: [Double], dropped: Int) {
+    /// Runs 10 s; returns the skews of shown frames and the count dropped. With `declared`,
+    /// no sender report is sent: the receiver is told each stream's RTP timestamp at capture
+    /// time 0 instead.
+    func run(declared: Bool = false) -> (skews: [Double], dropped: Int) {
         var sync = AVSynchronizer()
-        sync.audioSenderReport(audioReport(at: 0.3))
-        sync.videoSenderReport(videoReport(at: 0.5))
+        if declared {
+            var audio = RTPTimeMapping(clockRate: 48_000), video = RTPTimeMapping(clockRate: 90_000)
+            audio.assume(rtpTimestamp: audioBase, atSenderSeconds: 0)
+            video.assume(rtpTimestamp: videoBase, atSenderSeconds: 0)
+            #expect(audio.reports == 0 && video.reports == 0)
+            sync.useAudioMapping(audio)
+            sync.useVideoMapping(video)
+        } else {
+            sync.audioSenderReport(audioReport(at: 0.3))
+            sync.videoSenderReport(videoReport(at: 0.5))
+        }
         var skews: [Double] = []
         var dropped = 0
         var audioT = 0.0
@@ -41,7 +52,7 @@ private struct LipSyncScenario {
                 sync.audioPlayed(rtpTimestamp: audioTimestamp(at: audioT), at: local(audioT + audioDelay))
                 audioT += 0.02
             }
-            if frame % 60 == 0 {                     // periodic reports, as RTCP sends them
+            if frame % 60 == 0 && !declared {        // periodic reports, as RTCP sends them
                 sync.audioSenderReport(audioReport(at: capture))
                 sync.videoSenderReport(videoReport(at: capture))
             }
@@ -94,4 +105,47 @@ private struct LipSyncScenario {
     #expect(sync.presentationOffset == nil)
     #expect(LipSyncWindow.detectability.contains(0.045) && !LipSyncWindow.detectability.contains(0.046))
     #expect(LipSyncWindow.detectability.contains(-0.125) && !LipSyncWindow.detectability.contains(-0.126))
+}
+
+@Test func declaredTimestampOriginsSynchroniseWithoutSenderReports() {
+    // A server in between forwards RTP but no RTCP; the sender counted both streams from 0 at
+    // the start of its media. The same delays as with reports give the same waits.
+    let scenario = LipSyncScenario(audioBase: 0, videoBase: 0, senderNTPOrigin: 3_900_000_000, audioDelay: 0.180, videoDelay: 0.060)
+    let declared = scenario.run(declared: true)
+    let reported = scenario.run()
+    #expect(declared.dropped == 0 && declared.skews.count == reported.skews.count)
+    for (a, b) in zip(declared.skews, reported.skews) { #expect(abs(a - b) < 0.0011) }
+    for s in declared.skews { #expect(LipSyncWindow.detectability.contains(s), "skew \(s)") }
+    // Told a wrong origin (the video's real one is 100 ms of 90 kHz ticks later), each picture
+    // is shown 100 ms late against the sound: the origin is what puts the streams together.
+    var shifted = scenario
+    shifted.videoBase = 9_000
+    let off = shifted.runTold(videoOrigin: 0)
+    #expect(off.count > 250 && off.allSatisfy { abs($0 - 0.1) < 0.0011 }, "\(off.prefix(3))")
+}
+
+extension LipSyncScenario {
+    /// Skews of shown frames when the receiver is told `videoOrigin` (and the true audio origin).
+    fileprivate func runTold(videoOrigin: UInt32) -> [Double] {
+        var sync = AVSynchronizer()
+        var audio = RTPTimeMapping(clockRate: 48_000), video = RTPTimeMapping(clockRate: 90_000)
+        audio.assume(rtpTimestamp: audioBase, atSenderSeconds: 0)
+        video.assume(rtpTimestamp: videoOrigin, atSenderSeconds: 0)
+        sync.useAudioMapping(audio)
+        sync.useVideoMapping(video)
+        var skews: [Double] = []
+        var audioT = 0.0
+        for frame in 1..<300 {
+            let capture = Double(frame) / 30
+            let ready = capture + videoDelay
+            while audioT + audioDelay <= ready {
+                sync.audioPlayed(rtpTimestamp: audioTimestamp(at: audioT), at: local(audioT + audioDelay))
+                audioT += 0.02
+            }
+            if case .show(let at) = sync.decide(videoTimestamp: videoTimestamp(at: capture), now: local(ready)) {
+                skews.append(at.seconds - receiverOrigin - audioDelay - capture)
+            }
+        }
+        return skews
+    }
 }
