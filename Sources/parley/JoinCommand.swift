@@ -269,6 +269,8 @@ private protocol JoinedRoom: Sendable {
     func setMuted(_ muted: Bool) async
     /// The frame rate a participant's video was announced with, if it sends video.
     func framesPerSecond(of participant: ParticipantID) -> Int?
+    /// What the grid shows of the room beyond the call's participants (nil: nothing).
+    var gridNote: String? { get }
 }
 
 /// The Janus side of a joined participant: the listener handle, the publishers it receives,
@@ -287,6 +289,7 @@ private final class JanusRoomLink: JoinedRoom {
     let sentTo: String
     var leavesAfterSourceEnds: Bool { false }
     func setMuted(_ muted: Bool) async {}
+    var gridNote: String? { nil }
     func framesPerSecond(of participant: ParticipantID) -> Int? {
         publishers.withLock { $0.values.first { $0.remote.name == participant }?.framesPerSecond }
     }
@@ -727,7 +730,8 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
         }
         if showGrid, t >= nextDraw {
             nextDraw = t + 0.1
-            let grid = renderRoomGrid(session.state, time: t, color: true) + (keys != nil ? "\nm: mute or unmute   q: leave\n" : "")
+            let grid = renderRoomGrid(session.state, time: t, color: true) + (link.gridNote ?? "")
+                + (keys != nil ? "\nm: mute or unmute   q: leave\n" : "")
             FileHandle.standardOutput.write(Data(("\u{1B}[H\u{1B}[2J" + grid).utf8))
         }
     }
@@ -815,6 +819,18 @@ private final class AudioBridgeLink: JoinedRoom {
     func name(_ id: UInt64) -> String { names.withLock { $0[id] } ?? "participant-\(id)" }
     func framesPerSecond(of participant: ParticipantID) -> Int? { nil }
 
+    /// The room as Janus tells it: its members, and whom Janus's level events call talking.
+    var gridNote: String? {
+        let talkingIDs = janusTalking.withLock { $0 }
+        let (members, talking) = names.withLock { n in
+            (n.values.sorted(), n.filter { talkingIDs.contains($0.key) }.map(\.value).sorted())
+        }
+        return "In the room (Janus): " + members.joined(separator: ", ")
+            + "   talking (Janus): " + (talking.isEmpty ? "-" : talking.joined(separator: ", ")) + "\n"
+    }
+    /// Participants Janus last reported talking.
+    let janusTalking = Mutex<Set<UInt64>>([])
+
     var handleID: UInt64 { handle.id }
 
     func take(event data: JSONValue) async throws -> Bool {
@@ -823,8 +839,10 @@ private final class AudioBridgeLink: JoinedRoom {
         case .leaving(let id):
             let who = name(id)
             names.withLock { _ = $0.removeValue(forKey: id) }
+            janusTalking.withLock { _ = $0.remove(id) }
             actions.withLock { $0.append(.roomNote(kind: "janus_left", participant: who)) }
         case .talking(let id, let talking):
+            janusTalking.withLock { if talking { $0.insert(id) } else { $0.remove(id) } }
             actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: name(id))) }
         case .destroyed:
             actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }

@@ -233,6 +233,16 @@ final class InteropTerminal: @unchecked Sendable {
 
     /// What the child has written so far.
     var text: String { lock.withLock { String(decoding: received, as: UTF8.self) } }
+
+    /// Whether the child writes `wanted` within `seconds`.
+    func shows(_ wanted: String, within seconds: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !text.contains(wanted) {
+            if Date() >= deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
 }
 
 /// A fresh temporary directory for one test; the caller removes it when the test ends, after
