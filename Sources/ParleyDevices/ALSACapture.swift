@@ -67,10 +67,13 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
 
     /// Fills `frame` with the next `frame.samplesPerChannel` captured samples per channel.
     /// Always returns true (a device does not end).
-    /// - Throws: ``ALSAError`` on timeout, an unrecoverable xrun, or a device error.
+    /// - Throws: ``ALSAError`` on timeout, an unrecoverable xrun, or a device error;
+    ///   ``ALSAError/Kind/invalidArgument`` for a frame of another format than ``format``.
     @discardableResult
     public mutating func read(into frame: inout AudioFrame<Sample>) throws(ALSAError) -> Bool {
-        precondition(frame.format == setup.format, "frame format must match the capture format")
+        guard frame.format == setup.format else {
+            throw ALSAError.invalidArgument(pcm: pcmName, operation: "read", "the frame is \(frame.format), the capture \(setup.format)")
+        }
         let frames = frame.samplesPerChannel
         let r: Result<Void, ALSAError> = frame.withUnsafeMutableSamples { buf in
             do throws(ALSAError) {
@@ -93,8 +96,13 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
 
     /// Reads exactly `frames` frames (samples per channel) of interleaved samples into `buffer`
     /// (which holds `frames * channels` samples). No timestamps; no allocation.
+    /// - Throws: as ``read(into:)-(AudioFrame<Sample>)``; ``ALSAError/Kind/invalidArgument``
+    ///   for a buffer that is not whole frames.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Sample>) throws(ALSAError) {
-        precondition(buffer.count % setup.format.channels == 0, "buffer must hold whole frames")
+        guard buffer.count % setup.format.channels == 0 else {
+            throw ALSAError.invalidArgument(pcm: pcmName, operation: "read",
+                                            "\(buffer.count) samples are not whole frames of \(setup.format.channels) channels")
+        }
         guard let base = buffer.baseAddress else { return }
         try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / setup.format.channels)
         framesDelivered &+= UInt64(buffer.count / setup.format.channels)

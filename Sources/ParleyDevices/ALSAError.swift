@@ -28,6 +28,10 @@ public struct ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
         case timeout
         /// A configuration text or file could not be parsed.
         case invalidConfiguration
+        /// A value the caller passed cannot work: a frame of another format than the stream's,
+        /// a buffer that does not hold whole frames, fewer than two periods, a sample type
+        /// other than `Int16` and `Float`. Nothing was transferred.
+        case invalidArgument
         /// Anything else; see ``ALSAError/code``.
         case other
     }
@@ -49,6 +53,11 @@ public struct ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
                 detail: String? = nil) {
         self.kind = kind; self.code = code; self.pcm = pcm; self.operation = operation
         self.message = message; self.detail = detail
+    }
+
+    /// Parley's own refusal of a caller's value on `pcm`.
+    static func invalidArgument(pcm: String, operation: String, _ message: String) -> ALSAError {
+        ALSAError(kind: .invalidArgument, code: 0, pcm: pcm, operation: operation, message: message)
     }
 
     /// Builds the error for alsa-lib's negative return `code` from `operation` on `pcm`,
@@ -87,6 +96,7 @@ public struct ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
         case .suspended: return "the device was suspended (power management) and did not resume"
         case .timeout: return "the device delivered nothing in time; check that it is running and not stalled"
         case .invalidConfiguration: return "check the configuration syntax (see /usr/share/alsa/alsa.conf)"
+        case .invalidArgument: return "pass frames of the stream's format (see `setup`), whole frames, at least two periods"
         case .other: return "see the ALSA message above"
         }
     }

@@ -26,10 +26,11 @@ public struct ALSAParameters: Sendable, Hashable {
     /// in milliseconds. Default 2000: far above any period, so only a stalled device hits it.
     public var timeoutMilliseconds: Int
 
-    /// Creates parameters; `periodFrames` defaults to 10 ms of `format`.
+    /// Creates parameters; `periodFrames` defaults to 10 ms of `format`. Values ALSA cannot
+    /// take (fewer than two periods, an empty period) are refused when a stream is opened with
+    /// them (``ALSAError/Kind/invalidArgument``).
     public init(format: AudioFormat, periodFrames: Int? = nil, periodCount: Int = 4,
                 allowResampling: Bool = true, timeoutMilliseconds: Int = 2000) {
-        precondition(periodCount >= 2, "ALSA needs at least two periods")
         self.format = format
         self.periodFrames = periodFrames ?? max(1, format.samplesPerChannel(milliseconds: 10))
         self.periodCount = periodCount
@@ -114,6 +115,11 @@ struct PCMStream: ~Copyable {
     /// Opens `name` from `source` and configures it for `parameters` and `Sample`.
     init<Sample: AudioSample>(_ name: String, _ direction: PCMDirection, _ source: PCMSource,
                               parameters: ALSAParameters, sample: Sample.Type) throws(ALSAError) {
+        guard parameters.periodCount >= 2, parameters.periodFrames >= 1, parameters.timeoutMilliseconds >= 0 else {
+            throw ALSAError.invalidArgument(pcm: name, operation: "open", "ALSA needs at least two periods of at least one "
+                                            + "frame and a timeout of 0 ms or more (given \(parameters.periodCount) periods of "
+                                            + "\(parameters.periodFrames) frames, \(parameters.timeoutMilliseconds) ms)")
+        }
         let handle = try PCM.open(name, direction, source)
         self.setup = try PCM.configure(handle.raw, name: name, direction: direction,
                                        parameters: parameters, sample: sample)
@@ -155,10 +161,11 @@ struct PCMStream: ~Copyable {
 
 /// The shared open/configure/transfer code of ``ALSACapture`` and ``ALSAPlayback``.
 enum PCM {
-    static func alsaFormat<Sample: AudioSample>(_: Sample.Type) -> (snd_pcm_format_t, String) {
+    /// The ALSA format of `Sample`, or nil for a sample type ALSA streams do not carry.
+    static func alsaFormat<Sample: AudioSample>(_: Sample.Type) -> (snd_pcm_format_t, String)? {
         if Sample.self == Int16.self { return (SND_PCM_FORMAT_S16_LE, "S16_LE") }
         if Sample.self == Float.self { return (SND_PCM_FORMAT_FLOAT_LE, "FLOAT_LE") }
-        preconditionFailure("ALSA streams carry Int16 (S16_LE) or Float (FLOAT_LE) samples")
+        return nil
     }
 
     /// Opens `name` in non-blocking mode (reads wait in `snd_pcm_wait` with a timeout).
@@ -212,7 +219,10 @@ enum PCM {
         try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED),
                   "snd_pcm_hw_params_set_access", kind: .notOffered,
                   detail: "interleaved read/write access not offered")
-        let (format, formatName) = alsaFormat(Sample.self)
+        guard let (format, formatName) = alsaFormat(Sample.self) else {
+            throw ALSAError.invalidArgument(pcm: name, operation: "snd_pcm_hw_params_set_format",
+                                            "ALSA streams carry Int16 (S16_LE) or Float (FLOAT_LE) samples, not \(Sample.self)")
+        }
         try check(snd_pcm_hw_params_set_format(pcm, hw, format), "snd_pcm_hw_params_set_format",
                   kind: .notOffered, detail: "\(formatName) not offered; offered: \(offeredFormats(pcm, hw))")
         let channels = UInt32(p.format.channels)

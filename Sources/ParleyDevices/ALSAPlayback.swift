@@ -47,7 +47,9 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
 
     /// Queues all samples of `frame` (its format must equal the negotiated format).
     public mutating func write(_ frame: borrowing AudioFrame<Sample>) throws(ALSAError) {
-        precondition(frame.format == setup.format, "frame format must match the playback format")
+        guard frame.format == setup.format else {
+            throw ALSAError.invalidArgument(pcm: pcmName, operation: "write", "the frame is \(frame.format), the playback \(setup.format)")
+        }
         let r: Result<Void, ALSAError> = frame.samples.withUnsafeBufferPointer { buf in
             do throws(ALSAError) { try write(buf); return .success(()) } catch { return .failure(error) }
         }
@@ -57,7 +59,10 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
     /// Queues interleaved samples (a whole number of frames). No allocation.
     public mutating func write(_ samples: UnsafeBufferPointer<Sample>) throws(ALSAError) {
         let channels = setup.format.channels
-        precondition(samples.count % channels == 0, "samples must hold whole frames")
+        guard samples.count % channels == 0 else {
+            throw ALSAError.invalidArgument(pcm: pcmName, operation: "write",
+                                            "\(samples.count) samples are not whole frames of \(channels) channels")
+        }
         guard let base = samples.baseAddress else { return }
         let raw = UnsafeRawPointer(base)
         let frameBytes = MemoryLayout<Sample>.stride * channels

@@ -230,6 +230,34 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         }
     }
 
+    @Test func aCallersBadValuesAreRefusedWithoutATransfer() throws {
+        let mono = AudioFormat(sampleRate: 16_000, channels: 1)
+        #expect(throws: ALSAError.self) { _ = try ALSACapture<Int16>.clocked(parameters: .init(format: mono, periodCount: 1)) }
+        do {
+            _ = try ALSAPlayback<Int16>.clocked(parameters: .init(format: mono, periodFrames: 0))
+            Issue.record("an empty period was accepted")
+        } catch {
+            #expect(error.kind == .invalidArgument && error.code == 0, "\(error)")
+        }
+
+        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 2)))
+        var wrong = AudioFrame<Int16>(format: mono, samplesPerChannel: 160)
+        #expect { try mic.read(into: &wrong) } throws: { ($0 as? ALSAError)?.kind == .invalidArgument }
+        var partial = [Int16](repeating: 0, count: 321)
+        #expect { try partial.withUnsafeMutableBufferPointer { try mic.read(into: $0) } } throws: {
+            ($0 as? ALSAError)?.kind == .invalidArgument
+        }
+        #expect(mic.framesDelivered == 0)
+        var frame = mic.makeFrame()
+        #expect(try mic.read(into: &frame))
+        #expect(mic.framesDelivered == 160)
+
+        var speaker = try ALSAPlayback<Int16>.clocked(parameters: .init(format: mono))
+        let stereo = AudioFrame<Int16>(format: .init(sampleRate: 16_000, channels: 2), samplesPerChannel: 160)
+        #expect { try speaker.write(stereo) } throws: { ($0 as? ALSAError)?.kind == .invalidArgument }
+        #expect(speaker.framesWritten == 0)
+    }
+
     @Test func malformedConfigurationIsATypedError() {
         do {
             _ = try ALSAConfigurationTree(text: "pcm.broken { type file; slave.pcm ")
