@@ -2,25 +2,48 @@
 
 import ParleyRTP
 
+/// A lip-sync setting a caller passed that cannot work.
+public enum AVSyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A lip-sync window bound that is not a positive number of seconds.
+    case invalidWindow(soundLead: Double, soundLag: Double)
+    /// An RTP clock rate that is not a positive number of ticks per second.
+    case invalidClockRate(Int)
+
+    public var description: String {
+        switch self {
+        case let .invalidWindow(lead, lag):
+            "a lip-sync window needs a positive sound lead and lag (given \(lead) s and \(lag) s)"
+        case let .invalidClockRate(rate): "an RTP clock rate must be positive (given \(rate) Hz)"
+        }
+    }
+}
+
 /// Lip-sync tolerance: how far sound may lead or lag the picture, in seconds.
 ///
 /// Positive skew = sound ahead of the picture. ITU-R BT.1359 puts the thresholds of
 /// detectability at +45 ms (sound early) and -125 ms (sound late); acceptability at +90 / -185 ms.
 public struct LipSyncWindow: Sendable, Hashable {
     /// Largest lead of sound over picture, seconds (> 0).
-    public var soundLead: Double
+    public private(set) var soundLead: Double
     /// Largest lag of sound behind picture, seconds (> 0).
-    public var soundLag: Double
+    public private(set) var soundLag: Double
 
-    public init(soundLead: Double, soundLag: Double) {
-        precondition(soundLead > 0 && soundLag > 0)
-        self.soundLead = soundLead; self.soundLag = soundLag
+    /// A window of `soundLead` and `soundLag` seconds.
+    /// - Throws: ``AVSyncError/invalidWindow(soundLead:soundLag:)`` unless both are finite and
+    ///   positive.
+    public init(soundLead: Double, soundLag: Double) throws(AVSyncError) {
+        guard soundLead > 0, soundLag > 0, soundLead.isFinite, soundLag.isFinite else {
+            throw .invalidWindow(soundLead: soundLead, soundLag: soundLag)
+        }
+        self.init(checkedLead: soundLead, lag: soundLag)
     }
 
+    private init(checkedLead lead: Double, lag: Double) { soundLead = lead; soundLag = lag }
+
     /// ITU-R BT.1359 detectability thresholds: +45 ms / -125 ms.
-    public static let detectability = LipSyncWindow(soundLead: 0.045, soundLag: 0.125)
+    public static let detectability = LipSyncWindow(checkedLead: 0.045, lag: 0.125)
     /// ITU-R BT.1359 acceptability thresholds: +90 ms / -185 ms.
-    public static let acceptability = LipSyncWindow(soundLead: 0.090, soundLag: 0.185)
+    public static let acceptability = LipSyncWindow(checkedLead: 0.090, lag: 0.185)
 
     /// Whether a skew (seconds, + = sound ahead) is inside the window.
     public func contains(_ skew: Double) -> Bool { skew <= soundLead && skew >= -soundLag }
@@ -38,10 +61,15 @@ public struct RTPTimeMapping: Sendable, Hashable {
     /// Sender reports taken.
     public private(set) var reports = 0
 
-    public init(clockRate: Int) {
-        precondition(clockRate > 0)
+    /// A mapping for an RTP clock of `clockRate` Hz, before any report.
+    /// - Throws: ``AVSyncError/invalidClockRate(_:)`` unless `clockRate` is positive.
+    public init(clockRate: Int) throws(AVSyncError) {
+        guard clockRate > 0 else { throw .invalidClockRate(clockRate) }
         self.clockRate = clockRate
     }
+
+    /// The mapping of a clock rate known to be positive (the codecs' constants).
+    package init(positiveClockRate clockRate: Int) { self.clockRate = clockRate }
 
     /// Takes a sender report's mapping (the newest replaces the previous: it follows the
     /// sender's clock drift).
@@ -91,8 +119,8 @@ public struct RTPTimeMapping: Sendable, Hashable {
 public struct AVSynchronizer: Sendable {
     /// The sync tolerance. Default ``LipSyncWindow/detectability``.
     public var window: LipSyncWindow
-    public private(set) var audio = RTPTimeMapping(clockRate: 48_000)
-    public private(set) var video = RTPTimeMapping(clockRate: 90_000)
+    public private(set) var audio = RTPTimeMapping(positiveClockRate: 48_000)
+    public private(set) var video = RTPTimeMapping(positiveClockRate: 90_000)
     /// Local time minus sender time of the audio being heard, seconds (nil before both an
     /// audio report and a played packet).
     public private(set) var presentationOffset: Double?
@@ -107,11 +135,17 @@ public struct AVSynchronizer: Sendable {
         case unsynchronized
     }
 
-    public init(audioClockRate: Int = 48_000, videoClockRate: Int = 90_000,
-                window: LipSyncWindow = .detectability) {
+    /// A synchroniser for Opus (48 kHz) and video (90 kHz) RTP clocks and `window`.
+    public init(window: LipSyncWindow = .detectability) {
         self.window = window
-        audio = RTPTimeMapping(clockRate: audioClockRate)
-        video = RTPTimeMapping(clockRate: videoClockRate)
+    }
+
+    /// A synchroniser for other RTP clock rates.
+    /// - Throws: ``AVSyncError/invalidClockRate(_:)`` for a rate that is not positive.
+    public init(audioClockRate: Int, videoClockRate: Int, window: LipSyncWindow = .detectability) throws(AVSyncError) {
+        self.window = window
+        audio = try RTPTimeMapping(clockRate: audioClockRate)
+        video = try RTPTimeMapping(clockRate: videoClockRate)
     }
 
     /// Takes an audio stream's RTCP sender report.

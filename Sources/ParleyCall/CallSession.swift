@@ -226,7 +226,7 @@ final class SessionRemoteVideo {
         ssrc = v.ssrc
         receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType, feedback: v.feedback)
         if let origin = v.senderTimestampOrigin {
-            var mapping = RTPTimeMapping(clockRate: receiver.sync.video.clockRate)
+            var mapping = RTPTimeMapping(positiveClockRate: receiver.sync.video.clockRate)
             mapping.assume(rtpTimestamp: origin, atSenderSeconds: 0)
             receiver.sync.useVideoMapping(mapping)
         }

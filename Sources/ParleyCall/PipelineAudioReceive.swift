@@ -125,7 +125,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     private var firstTimestamp: Int64?
     /// The NTP/RTP mapping from the sender's reports (or from
     /// ``AudioReceiveConfiguration/senderTimestampOrigin`` before the first).
-    public private(set) var mapping = RTPTimeMapping(clockRate: OpusRTP.clockRate)
+    public private(set) var mapping = RTPTimeMapping(positiveClockRate: OpusRTP.clockRate)
     private var pcm: [Int16]
     private var floats: [Float]
     private var mediaRing: [Double]

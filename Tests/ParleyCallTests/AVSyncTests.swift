@@ -31,7 +31,7 @@ private struct LipSyncScenario {
     func run(declared: Bool = false) -> (skews: [Double], dropped: Int) {
         var sync = AVSynchronizer()
         if declared {
-            var audio = RTPTimeMapping(clockRate: 48_000), video = RTPTimeMapping(clockRate: 90_000)
+            var audio = try! RTPTimeMapping(clockRate: 48_000), video = try! RTPTimeMapping(clockRate: 90_000)
             audio.assume(rtpTimestamp: audioBase, atSenderSeconds: 0)
             video.assume(rtpTimestamp: videoBase, atSenderSeconds: 0)
             #expect(audio.reports == 0 && video.reports == 0)
@@ -98,6 +98,16 @@ private struct LipSyncScenario {
     for s in r.skews { #expect(s > 0.02 && LipSyncWindow.detectability.contains(s), "skew \(s)") }
 }
 
+@Test func badWindowsAndClockRatesAreTypedErrors() throws {
+    #expect(throws: AVSyncError.invalidWindow(soundLead: 0, soundLag: 0.1)) { try LipSyncWindow(soundLead: 0, soundLag: 0.1) }
+    #expect(throws: AVSyncError.self) { try LipSyncWindow(soundLead: 0.05, soundLag: -1) }
+    #expect(throws: AVSyncError.self) { try LipSyncWindow(soundLead: .infinity, soundLag: 0.1) }
+    #expect(try LipSyncWindow(soundLead: 0.045, soundLag: 0.125) == .detectability)
+    #expect(throws: AVSyncError.invalidClockRate(0)) { try RTPTimeMapping(clockRate: 0) }
+    #expect(throws: AVSyncError.invalidClockRate(-8_000)) { try AVSynchronizer(audioClockRate: -8_000, videoClockRate: 90_000) }
+    #expect(try AVSynchronizer(audioClockRate: 16_000, videoClockRate: 90_000).audio.clockRate == 16_000)
+}
+
 @Test func lipSyncNeedsSenderReportsBeforeSynchronising() {
     var sync = AVSynchronizer()
     #expect(sync.decide(videoTimestamp: 0, now: .zero) == .unsynchronized)
@@ -128,7 +138,7 @@ extension LipSyncScenario {
     /// Skews of shown frames when the receiver is told `videoOrigin` (and the true audio origin).
     fileprivate func runTold(videoOrigin: UInt32) -> [Double] {
         var sync = AVSynchronizer()
-        var audio = RTPTimeMapping(clockRate: 48_000), video = RTPTimeMapping(clockRate: 90_000)
+        var audio = try! RTPTimeMapping(clockRate: 48_000), video = try! RTPTimeMapping(clockRate: 90_000)
         audio.assume(rtpTimestamp: audioBase, atSenderSeconds: 0)
         video.assume(rtpTimestamp: videoOrigin, atSenderSeconds: 0)
         sync.useAudioMapping(audio)
