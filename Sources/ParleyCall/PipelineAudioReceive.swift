@@ -250,7 +250,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     @_specialize(exported: true, where Decoder == OpusJitterDecoder)
     public mutating func playout(at now: MonotonicTime, sink: (UnsafeBufferPointer<Int16>) -> Void,
                                  onDecision: (VADDecision) -> Void, onTalk: (TalkEvent) -> Void) -> JitterFrameKind {
-        let kind = pcm.withUnsafeMutableBufferPointer { out in buffer.get(at: now, into: out, decoder: &decoder) }
+        let kind = pcm.withUnsafeMutableBufferPointer { out in buffer.getFrame(at: now, into: out, decoder: &decoder) }
         let f = statistics.frames
         let frame = Double(configuration.frameMs) / 1000
         let streamTime = Double(f) * frame

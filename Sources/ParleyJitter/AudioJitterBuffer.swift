@@ -226,12 +226,22 @@ public struct AudioJitterBuffer: Sendable {
     /// Call it every frame period with the receiver's current time. Packets whose first
     /// sample was emitted are listed in ``lastPlayedPackets``, the steps taken in
     /// ``lastOperations``.
+    /// - Throws: ``JitterBufferError/outputTooSmall(needed:given:)`` when `output` holds less
+    ///   than one frame (nothing is played then).
     public mutating func get<D: JitterBufferDecoder & ~Copyable>(
+        at time: MonotonicTime, into output: UnsafeMutableBufferPointer<Int16>, decoder: inout D
+    ) throws(JitterBufferError) -> JitterFrameKind {
+        let needed = configuration.frameSamples * configuration.channels
+        guard output.count >= needed else { throw .outputTooSmall(needed: needed, given: output.count) }
+        return getFrame(at: time, into: output, decoder: &decoder)
+    }
+
+    /// ``get(at:into:decoder:)`` for a caller whose `output` is known to hold a frame.
+    package mutating func getFrame<D: JitterBufferDecoder & ~Copyable>(
         at time: MonotonicTime, into output: UnsafeMutableBufferPointer<Int16>, decoder: inout D
     ) -> JitterFrameKind {
         let c = configuration
         let n = c.frameSamples
-        precondition(output.count >= n * c.channels, "output holds less than one frame")
         playedPackets.removeAll(keepingCapacity: true)
         operationCount = 0
         frameStartMs = time.milliseconds

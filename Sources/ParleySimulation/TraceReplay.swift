@@ -98,7 +98,7 @@ public enum TraceReplay {
                 next += 1
             }
             let now = MonotonicTime(nanoseconds: Int64((t * 1e6).rounded()))
-            _ = output.withUnsafeMutableBufferPointer { buffer.get(at: now, into: $0, decoder: &decoder) }
+            _ = output.withUnsafeMutableBufferPointer { buffer.getFrame(at: now, into: $0, decoder: &decoder) }
             frames += 1
             for p in buffer.lastPlayedPackets where pending.remove(p.tag) != nil {
                 outcomes[p.tag] = .played

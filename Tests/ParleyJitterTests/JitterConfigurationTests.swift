@@ -49,4 +49,17 @@ import ParleyJitter
         }
         #expect(try LinearPCMDecoder(sampleRate: 16_000, channels: 2).channels == 2)
     }
+
+    @Test func anOutputBufferShorterThanAFrameIsATypedErrorAndPlaysNothing() throws {
+        var buffer = AudioJitterBuffer()
+        var decoder = try LinearPCMDecoder(sampleRate: buffer.configuration.sampleRate)
+        let frame = buffer.configuration.frameSamples * buffer.configuration.channels
+        var short = [Int16](repeating: 7, count: frame - 1)
+        #expect(throws: JitterBufferError.outputTooSmall(needed: frame, given: frame - 1)) {
+            _ = try short.withUnsafeMutableBufferPointer { try buffer.get(at: .zero, into: $0, decoder: &decoder) }
+        }
+        #expect(short.allSatisfy { $0 == 7 } && buffer.lastOperations.isEmpty)
+        var whole = [Int16](repeating: 7, count: frame)
+        #expect(try whole.withUnsafeMutableBufferPointer { try buffer.get(at: .zero, into: $0, decoder: &decoder) } == .buffering)
+    }
 }

@@ -61,7 +61,7 @@ struct ScenarioScript {
 
     mutating func get() {
         let now = MonotonicTime(nanoseconds: Int64(clockMs * 1e6))
-        _ = output.withUnsafeMutableBufferPointer { buffer.get(at: now, into: $0, decoder: &decoder) }
+        _ = output.withUnsafeMutableBufferPointer { buffer.getFrame(at: now, into: $0, decoder: &decoder) }
         operations += buffer.lastOperations
         for p in buffer.lastPlayedPackets {
             played.append(p.tag)
