@@ -93,6 +93,7 @@ def train(a):
     D = S.load_shards(a.work, "train", a.shards)
     V = S.load_shards(a.work, "val")
     for d in (D, V):
+        S.label_policy(d, getattr(a, "fill_ms", 100), getattr(a, "hangover_ms", 0))
         d["t"], d["w"] = S.targets(d, a.teacher_share)
         d["X"], d["t"], d["w"] = compress(d["X"], d["analysed"], d["t"], d["w"])
     stats = f"{a.out}/standardisation.npz"
@@ -141,7 +142,8 @@ def train(a):
         print(line, flush=True); log.write(line + "\n"); log.flush()
         if v["score"] > best:
             best = v["score"]
-            note = (f"train_spectral.py: seed {a.seed}, conv {a.conv}, GRU {a.hidden}, teacher share {a.teacher_share}, "
+            policy = "" if (a.fill_ms, a.hangover_ms) == (100, 0) else f"pauses filled to {a.fill_ms} ms, hangover {a.hangover_ms} ms, "
+            note = (f"train_spectral.py: seed {a.seed}, conv {a.conv}, GRU {a.hidden}, teacher share {a.teacher_share}, {policy}"
                     f"epoch {epoch + 1} of {a.epochs}, validation F1 {v['f1']:.3f}, PR-AUC {v['pr_auc']:.3f}, "
                     f"no-speech flagged {v['flagged']:.4f}")
             to_npz(f"{a.out}/best.npz", net, mean, inv, note)

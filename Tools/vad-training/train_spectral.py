@@ -227,6 +227,22 @@ def load_shards(work, split, limit=None):
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
+def label_policy(d, fill_ms, hangover_ms):
+    """Widens the clean-speech labels in place: pauses of at most `fill_ms` inside speech become
+    speech, and speech is held `hangover_ms` past its end (0, 0: the labels as prepared, whose
+    pauses up to 100 ms are already filled)."""
+    lab = d["label"]
+    if fill_ms > 100:
+        for i in range(len(lab)):
+            lab[i] = T.fill_gaps(lab[i].astype(np.float32), fill_ms // 10).astype(lab.dtype)
+    hang = hangover_ms // 10
+    if hang > 0:
+        held = lab.copy()
+        for k in range(1, hang + 1):
+            held[:, k:] |= lab[:, :-k]
+        lab[:] = held
+
+
 def targets(d, teacher_share):
     lab = d["label"].astype(np.float32)
     t = (1 - teacher_share) * lab + teacher_share * d["teacher"].astype(np.float32)
@@ -256,6 +272,8 @@ def main():
     t.add_argument("--batch", type=int, default=128)
     t.add_argument("--lr", type=float, default=4e-3)
     t.add_argument("--teacher-share", type=float, default=0.5)
+    t.add_argument("--fill-ms", type=int, default=100, help="label policy: pauses up to this long inside speech are speech")
+    t.add_argument("--hangover-ms", type=int, default=0, help="label policy: speech labels held this long past their end")
     t.add_argument("--conv", type=int, default=64)
     t.add_argument("--hidden", type=int, default=64)
     t.add_argument("--shards", type=int, default=None, help="use only the first N train shards")
