@@ -482,76 +482,6 @@ final class DetectFailedList: @unchecked Sendable {
     }
 }
 
-/// The progress bar of `--output-dir` runs: like ``DetectProgress`` but by file count, as the
-/// list may still be being read (then only the count of files done is shown).
-final class DetectBatchProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private let total: Int?
-    private var inFlight: [Double]
-    private var done = 0
-    private var audio = 0.0
-    private let enabled: Bool
-    private var lastDraw = 0.0
-    private let start = Date()
-    private var drawn = false
-    private let noun: String
-
-    init(total: Int?, slots: Int, enabled: Bool, noun: String) {
-        self.total = total
-        self.noun = noun
-        inFlight = Array(repeating: 0, count: slots)
-        self.enabled = enabled
-    }
-
-    /// The job in `slot` is `fraction` (0...1) done.
-    func update(slot: Int, fraction: Double) {
-        guard enabled else { return }
-        lock.lock(); defer { lock.unlock() }
-        inFlight[slot] = min(1, max(0, fraction))
-        drawLocked()
-    }
-
-    /// The job in `slot` is done; it held `audioSeconds` of audio.
-    func finish(slot: Int, audioSeconds: Double) {
-        guard enabled else { return }
-        lock.lock(); defer { lock.unlock() }
-        inFlight[slot] = 0
-        done += 1
-        audio += audioSeconds
-        drawLocked()
-    }
-
-    func stop() {
-        guard enabled else { return }
-        lock.lock(); defer { lock.unlock() }
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
-
-    /// Prints a message line on stderr, clearing the bar first (it is drawn again below it).
-    func message(_ text: String) {
-        guard enabled else { printError(text); return }
-        lock.lock(); defer { lock.unlock() }
-        FileHandle.standardError.write(Data(((drawn ? "\r\u{1B}[K" : "") + text + "\n").utf8))
-        drawn = false
-        drawLocked(force: true)
-    }
-
-    private func drawLocked(force: Bool = false) {
-        let now = Date().timeIntervalSince(start)
-        guard force || now - lastDraw >= 0.2 else { return }
-        lastDraw = now
-        drawn = true
-        let line: String
-        if let total, total > 0 {
-            let f = min(1, (Double(done) + inFlight.reduce(0, +)) / Double(total))
-            line = progressBarLine(fraction: f, done: done, total: total, seconds: now, audioSeconds: audio, noun: noun)
-        } else {
-            line = progressBarLine(fraction: nil, done: done, total: nil, seconds: now, audioSeconds: audio, noun: noun)
-        }
-        FileHandle.standardError.write(Data(line.utf8))
-    }
-}
-
 /// The text of a result of `format` (not `frames`): what `parley detect --format F` prints.
 func detectResultText(_ recordings: [DetectRecording], format: DetectFormat) -> String {
     switch format {
@@ -569,13 +499,13 @@ private final class DetectBatchRun: @unchecked Sendable {
     let invocation: DetectInvocation
     let directory: String
     let failed: DetectFailedList
-    let progress: DetectBatchProgress
+    let progress: DetectProgress
     private let tempPrefix: String
     private let lock = NSLock()
     private var sequence = 0
     private(set) var counts = DetectBatchCounts()
 
-    init(invocation: DetectInvocation, directory: String, tempPrefix: String, progress: DetectBatchProgress) {
+    init(invocation: DetectInvocation, directory: String, tempPrefix: String, progress: DetectProgress) {
         self.invocation = invocation
         self.directory = directory
         self.tempPrefix = tempPrefix
@@ -598,7 +528,7 @@ private final class DetectBatchRun: @unchecked Sendable {
     /// Analyses one job's files and writes its result; `slot` is the worker's index (progress).
     func process(_ job: DetectJob, slot: Int) {
         var audioSeconds = 0.0
-        defer { progress.finish(slot: slot, audioSeconds: audioSeconds) }
+        defer { progress.finish(slot, audioSeconds: audioSeconds) }
         let format = invocation.format
         let final = directory + "/" + detectResultName(job.key, format: format)
         if invocation.skipExisting {
@@ -623,7 +553,7 @@ private final class DetectBatchRun: @unchecked Sendable {
                     },
                     onProgress: { read, expected in
                         guard let expected, expected > 0 else { return }
-                        self.progress.update(slot: slot, fraction: (Double(i) + Double(read) / Double(expected)) / parts)
+                        self.progress.update(slot, fraction: (Double(i) + Double(read) / Double(expected)) / parts)
                     })
                 frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : request.participant },
                                offset: request.offset)
@@ -748,7 +678,7 @@ func runDetectBatch(_ inv: DetectInvocation, list: DetectListReader?, meetings: 
         workers = list == nil ? max(1, min(inv.jobs, arguments.count)) : inv.jobs
     }
     let noun = meetings == nil ? "file" : "meeting"
-    let progress = DetectBatchProgress(total: total, slots: workers, enabled: showProgress, noun: noun)
+    let progress = DetectProgress(total: total, enabled: showProgress, noun: noun)
     let run = DetectBatchRun(invocation: inv, directory: directory, tempPrefix: ".parley-\(host)-\(getpid())-",
                              progress: progress)
     run.count { $0.noun = noun }

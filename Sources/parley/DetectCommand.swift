@@ -329,8 +329,8 @@ func runDetect(_ args: [String]) -> Int32 {
     defer { if let d = framesDirectory { try? FileManager.default.removeItem(atPath: d) } }
 
     let namesParticipants = meetings != nil
-    let progress = DetectProgress(weights: requests.map { fileWeight($0.path) },
-                                  enabled: isatty(STDERR_FILENO) == 1)
+    let weights = requests.map { fileWeight($0.path) }
+    let progress = DetectProgress(total: requests.count, totalWeight: weights.reduce(0, +), enabled: isatty(STDERR_FILENO) == 1)
     let outcomes = runJobs(count: requests.count, jobs: inv.jobs) { i -> DetectFileOutcome in
         let detector = OfflineDetector()
         let request = requests[i]
@@ -345,15 +345,18 @@ func runDetect(_ args: [String]) -> Int32 {
                 onFrame: { track, index, probability in
                     frames?.append(track: track, frameIndex: index, probability: probability)
                 },
-                onProgress: { read, expected in progress.update(file: i, read: read, expected: expected) })
+                onProgress: { read, expected in
+                    guard let expected, expected > 0 else { return }
+                    progress.update(i, weight: weights[i], fraction: Double(read) / Double(expected))
+                })
             // A meeting of a manifest names its participants; files are named by their stems.
             let name = namesParticipants ? request.participant : fileStem(request.path)
             frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : name },
                            offset: request.offset)
-            progress.finish(file: i, audioSeconds: analysis.duration)
+            progress.finish(i, weight: weights[i], audioSeconds: analysis.duration)
             return .analysed(analysis)
         } catch {
-            progress.finish(file: i, audioSeconds: 0)
+            progress.finish(i, weight: weights[i], audioSeconds: 0)
             return .failed(path: request.path, error: error)
         }
     }
@@ -465,41 +468,52 @@ final class JobSlots<T: Sendable>: @unchecked Sendable {
 
 // MARK: - Progress
 
-/// The progress bar on stderr: shown only when stderr is a terminal, redrawn at most every
-/// 200 ms. Files are weighted by their size in bytes.
+/// The progress bar of `parley detect` on stderr: shown only when `enabled` (stderr is a
+/// terminal), redrawn at most every 200 ms. Work is counted in items (files, or the jobs of an
+/// `--output-dir` run), each with a weight; the bar's fraction is the weight finished plus the
+/// finished part of the items in flight, over the total weight. Without a total (a list still
+/// being read) only the count of items done is shown.
 final class DetectProgress: @unchecked Sendable {
     private let lock = NSLock()
-    private let weights: [Double]
-    private var fractions: [Double]
+    private let totalWeight: Double?
+    private let total: Int?
+    private let noun: String
+    private let enabled: Bool
+    /// Weight times finished fraction of the items in flight, by key.
+    private var inFlight: [Int: Double] = [:]
+    private var doneWeight = 0.0
     private var done = 0
     private var audio = 0.0
-    private let enabled: Bool
     private var lastDraw = 0.0
     private let start = Date()
     private var drawn = false
 
-    init(weights: [Double], enabled: Bool) {
-        let total = weights.reduce(0, +)
-        self.weights = weights.map { total > 0 ? $0 / total : 1 / Double(max(1, weights.count)) }
-        fractions = Array(repeating: 0, count: weights.count)
+    /// A bar over `total` items (nil: not known yet) weighing `totalWeight` together (nil: one each).
+    init(total: Int?, totalWeight: Double? = nil, enabled: Bool, noun: String = "file") {
+        self.total = total
+        self.totalWeight = totalWeight ?? total.map(Double.init)
         self.enabled = enabled
+        self.noun = noun
+        inFlight.reserveCapacity(64)
     }
 
-    func update(file: Int, read: Int64, expected: Int64?) {
-        guard enabled, let expected, expected > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        fractions[file] = min(1, Double(read) / Double(expected))
-        drawLocked(force: false)
-    }
-
-    /// File `file` is done; it held `audioSeconds` of audio.
-    func finish(file: Int, audioSeconds: Double) {
+    /// Item `key`, of `weight`, is `fraction` (0...1) done.
+    func update(_ key: Int, weight: Double = 1, fraction: Double) {
         guard enabled else { return }
         lock.lock(); defer { lock.unlock() }
-        fractions[file] = 1
+        inFlight[key] = weight * min(1, max(0, fraction))
+        drawLocked()
+    }
+
+    /// Item `key`, of `weight`, is done; it held `audioSeconds` of audio.
+    func finish(_ key: Int, weight: Double = 1, audioSeconds: Double) {
+        guard enabled else { return }
+        lock.lock(); defer { lock.unlock() }
+        inFlight[key] = nil
+        doneWeight += weight
         done += 1
         audio += audioSeconds
-        drawLocked(force: false)
+        drawLocked()
     }
 
     func stop() {
@@ -508,14 +522,24 @@ final class DetectProgress: @unchecked Sendable {
         if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
-    private func drawLocked(force: Bool) {
+    /// Prints a message line on stderr, clearing the bar first (it is drawn again below it).
+    func message(_ text: String) {
+        guard enabled else { printError(text); return }
+        lock.lock(); defer { lock.unlock() }
+        FileHandle.standardError.write(Data(((drawn ? "\r\u{1B}[K" : "") + text + "\n").utf8))
+        drawn = false
+        drawLocked(force: true)
+    }
+
+    private func drawLocked(force: Bool = false) {
         let now = Date().timeIntervalSince(start)
         guard force || now - lastDraw >= 0.2 else { return }
         lastDraw = now
         drawn = true
-        let f = zip(weights, fractions).reduce(0) { $0 + $1.0 * $1.1 }
-        FileHandle.standardError.write(Data(progressBarLine(fraction: f, done: done, total: weights.count, seconds: now,
-                                                            audioSeconds: audio).utf8))
+        var fraction: Double?
+        if let totalWeight, totalWeight > 0 { fraction = min(1, (doneWeight + inFlight.values.reduce(0, +)) / totalWeight) }
+        FileHandle.standardError.write(Data(progressBarLine(fraction: fraction, done: done, total: fraction == nil ? nil : total,
+                                                            seconds: now, audioSeconds: audio, noun: noun).utf8))
     }
 }
 
