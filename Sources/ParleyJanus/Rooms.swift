@@ -124,16 +124,24 @@ public struct VideoRoomHandle: Sendable {
         public var publishers: Int?
         /// Whether Janus sends `talking`/`stopped-talking` events from the audio levels.
         public var audioLevelEvent: Bool
+        /// Packets Janus averages the RFC 6464 level over before deciding talking (Janus's
+        /// default: 100, 2 s of 20-ms packets).
+        public var activePackets: Int?
+        /// The average level (dBov, 0 loudest to 127) under which a publisher counts as
+        /// talking (Janus's default: 25).
+        public var levelAverage: Int?
         /// The pin a participant needs to join.
         public var pin: String?
 
         public init(room: UInt64? = nil, description: String? = nil, secret: String? = nil, publishers: Int? = nil,
-                    audioLevelEvent: Bool = true, pin: String? = nil) {
+                    audioLevelEvent: Bool = true, activePackets: Int? = nil, levelAverage: Int? = nil, pin: String? = nil) {
             self.room = room
             self.description = description
             self.secret = secret
             self.publishers = publishers
             self.audioLevelEvent = audioLevelEvent
+            self.activePackets = activePackets
+            self.levelAverage = levelAverage
             self.pin = pin
         }
     }
@@ -154,6 +162,8 @@ public struct VideoRoomHandle: Sendable {
     public func createRoom(_ options: RoomOptions = RoomOptions()) async throws -> UInt64 {
         var body: [String: JSONValue] = ["audiolevel_event": .bool(options.audioLevelEvent)]
         if let publishers = options.publishers { body["publishers"] = .int(Int64(publishers)) }
+        if let n = options.activePackets { body["audio_active_packets"] = .int(Int64(n)) }
+        if let level = options.levelAverage { body["audio_level_average"] = .int(Int64(level)) }
         if let pin = options.pin { body["pin"] = .string(pin) }
         return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
     }

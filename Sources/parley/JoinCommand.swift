@@ -345,6 +345,12 @@ private final class JanusRoomLink: JoinedRoom {
             if let r = publishers.withLock({ $0.removeValue(forKey: id) }) {
                 actions.withLock { $0.append(.ended(r.remote.name)) }
             }
+        case .talking(let id, let talking):
+            // Janus's own decision from the RFC 6464 levels publishers send (rooms created
+            // with audiolevel_event).
+            if let who = id == ownID ? ownName : publishers.withLock({ $0[id]?.remote.name }) {
+                actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: who)) }
+            }
         case .destroyed:
             actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
             return false

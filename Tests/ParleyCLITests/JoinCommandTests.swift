@@ -46,7 +46,10 @@ struct JoinCommandTests {
             let janus = JanusClient(baseURL: server.baseURL)
             try await janus.createSession()
             let videoRoom = try await VideoRoomHandle.attach(janus)
-            let room = try await videoRoom.createRoom(.init(room: 5150, description: "parley join test", publishers: 6))
+            // Janus's own talking decision: the mean RFC 6464 level of each 25 packets (0.5 s)
+            // under 40 dBov (SampleMedia's speech: 20-30; its pauses: 60).
+            let room = try await videoRoom.createRoom(.init(room: 5150, description: "parley join test", publishers: 6,
+                                                            activePackets: 25, levelAverage: 40))
 
             let start = ContinuousClock.now
             let children = try zip(names, files).map { name, file in
@@ -99,6 +102,21 @@ struct JoinCommandTests {
                     print("parley join: \(name) hears \(other) at lag \(lag), correlation median \(String(format: "%.3f", c)) "
                           + "over \(count) speech windows; "
                           + "onsets off by \(gaps.joined(separator: ", ")) ms")
+
+                    // Janus's talking events for the other, from the levels its Parley sends (in
+                    // this participant's media time, which starts with the others' within tens
+                    // of ms): each one inside a turn of the offline detector's (0.3 s before its
+                    // start to 0.6 s after its end), and most turns found (a turn is missed when
+                    // Janus's 0.5-s blocks cut it in halves that each average over 40 dBov).
+                    let janusOn = all.filter { $0["type"] as? String == "janus_talking" && $0["participant"] as? String == other }
+                        .compactMap { $0["t"] as? Double }
+                    for t in janusOn {
+                        #expect(offline.contains { t >= $0.start - 0.3 && t <= $0.end + 0.6 }, "\(name): Janus says \(other) talks at \(t)")
+                    }
+                    let delays = offline.compactMap { seg in janusOn.filter { $0 >= seg.start - 0.3 && $0 <= seg.end + 0.6 }.min().map { $0 - seg.start } }
+                    #expect(Double(delays.count) >= 0.5 * Double(offline.count), "\(name): Janus found \(other)'s turns at \(janusOn)")
+                    print("parley join: \(name) is told by Janus that \(other) talks for \(delays.count) of \(offline.count) turns, "
+                          + "\(delays.map { String(format: "%.0f", $0 * 1000) }.joined(separator: ", ")) ms after the offline onsets")
                 }
             }
             try await janus.destroy()
