@@ -160,7 +160,7 @@ private final class DecodeBenchState {
     let stream: VideoBenchStream
     init(_ stream: VideoBenchStream) {
         self.stream = stream
-        decoded = VideoFrame(width: stream.width, height: stream.height)
+        decoded = try! VideoFrame(width: stream.width, height: stream.height)  // the sample clip's size
     }
 
     func run() -> UInt64 {

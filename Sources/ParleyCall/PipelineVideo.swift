@@ -500,11 +500,18 @@ public struct VideoReceivePipeline: ~Copyable {
 
     /// A receiver for `width`x`height` VP8 pictures, with a render queue of `queue` frames
     /// (at least 1) and the given feedback settings.
+    ///
+    /// - Throws: ``VPXError`` `invalidParameter` for a size not within
+    ///   1...`VideoFrame.maximumDimension` a side; libvpx's error if the decoder cannot start.
     public init(width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType, queue: Int = 4,
                 feedback: VideoReceiveFeedbackConfiguration = .init()) throws(VPXError) {
+        let blank: VideoFrame
+        do { blank = try VideoFrame(width: width, height: height) } catch {
+            throw VPXError(code: .invalidParameter, operation: "VideoReceivePipeline", message: "\(error)")
+        }
         decoder = try VPXDecoder(codec: .vp8)
         let queue = max(1, queue)
-        pool = (0..<queue).map { _ in VideoFrame(width: width, height: height) }
+        pool = [VideoFrame](repeating: blank, count: queue)
         due = [MonotonicTime?](repeating: nil, count: queue)
         ticks = [UInt32](repeating: 0, count: queue)
         self.payloadType = payloadType

@@ -79,28 +79,29 @@ public struct TimedVideoSource<Provider: VideoFrameProvider & ~Copyable, Timing:
 
     /// Times `provider`'s pictures on `clock`.
     ///
-    /// - Throws: ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` when `Timing`
+    /// - Throws: ``VideoSourceConfigurationError/sizeNotPositive(width:height:)`` or
+    ///   ``VideoSourceConfigurationError/sizeTooLarge(width:height:)`` for the provider's
+    ///   size; ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` when `Timing`
     ///   derives times from the frame rate (``PacedTiming``) and it is not positive.
     public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock())
         throws(VideoSourceConfigurationError) {
+        let (w, h) = (provider.width, provider.height)
+        guard w > 0 && h > 0 else { throw .sizeNotPositive(width: w, height: h) }
+        guard w <= VideoFrame.maximumDimension && h <= VideoFrame.maximumDimension else {
+            throw .sizeTooLarge(width: w, height: h)
+        }
         let fps = provider.framesPerSecond
         guard fps > 0 || !Timing.needsFrameRate else { throw .frameRateNotPositive(fps) }
         self.provider = provider
         self.clock = clock
     }
 
-    /// Times `provider`'s pictures on `clock` with a timing that needs no frame rate.
-    init(unchecked provider: consuming Provider, clock: any MediaClock) {
-        self.provider = provider
-        self.clock = clock
-    }
-
     /// A black frame of the source's size to pass to ``read(into:)`` repeatedly.
-    public func makeFrame() -> VideoFrame { VideoFrame(width: width, height: height) }
+    public func makeFrame() -> VideoFrame { VideoFrame(validatedWidth: width, height: height) }  // checked at init
 
     public mutating func read(into frame: inout VideoFrame) throws(Failure) -> Bool {
         if frame.width != width || frame.height != height {
-            frame = VideoFrame(width: width, height: height)
+            frame = makeFrame()
         }
         guard try provider.readPicture(into: &frame) else { return false }
         let (captureTime, timestamp) = Timing.stamp(picture: framesDelivered, framesPerSecond: framesPerSecond,
@@ -116,20 +117,15 @@ public struct TimedVideoSource<Provider: VideoFrameProvider & ~Copyable, Timing:
 /// at `start + n / fps` with that `captureTime` and a 90 kHz `timestamp` of `n * 90000 / fps`
 /// (``PacedTiming``). `PacedVideoSource(provider, clock:)` throws
 /// ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` for a frame rate that is not
-/// positive.
+/// positive (and, as any, for a size that is not positive or too large).
 public typealias PacedVideoSource<Provider: VideoFrameProvider & ~Copyable> = TimedVideoSource<Provider, PacedTiming>
 
 /// Pictures from a provider delivered as soon as they are asked for, each stamped with the
 /// clock's time when it was read (``ReadTimeTiming``): a camera for a caller that paces itself,
-/// so a read never sleeps on the caller's thread.
+/// so a read never sleeps on the caller's thread. `ClockedVideoSource(provider, clock:)` takes
+/// any frame rate and throws only for a size that is not positive or too large.
 public typealias ClockedVideoSource<Provider: VideoFrameProvider & ~Copyable> = TimedVideoSource<Provider, ReadTimeTiming>
 
-extension TimedVideoSource where Provider: ~Copyable, Timing == ReadTimeTiming {
-    /// Stamps `provider`'s pictures with `clock`'s time when read (any frame rate will do).
-    public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock()) {
-        self.init(unchecked: provider, clock: clock)
-    }
-}
 
 /// A synthetic moving test pattern: a diagonal luma ramp that scrolls by `speed` pixels per
 /// frame, a bright square moving across, and chroma bars, so motion and colour both show up

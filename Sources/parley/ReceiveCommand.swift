@@ -335,7 +335,7 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
     let decodeToY4M: Bool
     var assembler = VP8FrameAssembler()
     var decoder: VPXDecoder
-    var picture = VideoFrame(width: 16, height: 16)
+    var picture = VideoFrame(validatedWidth: 16, height: 16)  // resized by the decoder
     var tsUnwrapper = TimestampUnwrapper()
     var firstTimestamp: Int64?
     var frames = 0, keyframeRequests = 0, decodeErrors = 0
