@@ -142,7 +142,7 @@ enum CodecBenchData {
         var rng = SystemRandomNumberGenerator()
         let texture = (0..<(320 * 240)).map { _ in UInt8.random(in: 0..<24, using: &rng) }
         return (0..<60).map { k in
-            var f = VideoFrame(width: 320, height: 240, timestamp: UInt32(k * 3000))
+            var f = try! VideoFrame(width: 320, height: 240, timestamp: UInt32(k * 3000))  // a valid size
             f.withUnsafeMutablePlanes { y, _, _ in
                 for r in 0..<240 {
                     for c in 0..<320 {
@@ -382,7 +382,7 @@ private func vp8Benchmarks(_ frames: [VideoFrame]) -> [Benchmark] {
         return sum
     }
     let swiftDecoder = VPXDecoderBox(try! VPXDecoder(codec: .vp8))
-    var decoded = VideoFrame(width: 320, height: 240)
+    var decoded = try! VideoFrame(width: 320, height: 240)  // a valid size
     let decodeSwift = { (range: Range<Int>) -> UInt64 in
         var sum: UInt64 = 0
         for packet in stream[range] {

@@ -22,6 +22,7 @@ let suites: [(String, () -> [Benchmark])] = [
     ("rtp", rtpBenchmarks),
     ("srtp", srtpBenchmarks),
     ("jitter", jitterBenchmarks),
+    ("video", videoBenchmarks),
     ("vad", vadBenchmarks),
     ("detect", detectBenchmarks),
     ("capture", captureBenchmarks),

@@ -534,7 +534,8 @@ public final class CallSession {
         }
         let box = VideoCaptureBox(source)
         localVideo = SessionLocalVideo(sender: sender, transport: transports[transport.index].box, framesPerSecond: fps,
-                                       frame: VideoFrame(width: width, height: height), slots: Self.feedbackSlots) { frame in
+                                       frame: VideoFrame(validatedWidth: width, height: height),  // checked above
+                                       slots: Self.feedbackSlots) { frame in
             try box.source.read(into: &frame)
         }
     }

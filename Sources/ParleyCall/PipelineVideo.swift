@@ -500,11 +500,18 @@ public struct VideoReceivePipeline: ~Copyable {
 
     /// A receiver for `width`x`height` VP8 pictures, with a render queue of `queue` frames
     /// (at least 1) and the given feedback settings.
+    ///
+    /// - Throws: ``VPXError`` `invalidParameter` for a size not within
+    ///   1...`VideoFrame.maximumDimension` a side; libvpx's error if the decoder cannot start.
     public init(width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType, queue: Int = 4,
                 feedback: VideoReceiveFeedbackConfiguration = .init()) throws(VPXError) {
+        let blank: VideoFrame
+        do { blank = try VideoFrame(width: width, height: height) } catch {
+            throw VPXError(code: .invalidParameter, operation: "VideoReceivePipeline", message: "\(error)")
+        }
         decoder = try VPXDecoder(codec: .vp8)
         let queue = max(1, queue)
-        pool = (0..<queue).map { _ in VideoFrame(width: width, height: height) }
+        pool = [VideoFrame](repeating: blank, count: queue)
         due = [MonotonicTime?](repeating: nil, count: queue)
         ticks = [UInt32](repeating: 0, count: queue)
         self.payloadType = payloadType
@@ -561,10 +568,8 @@ public struct VideoReceivePipeline: ~Copyable {
             source.update(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
                           arrivalNanoseconds: arrival.nanoseconds, payloadBytes: view.payload.count)
         }
-        assembler.insert(view, nowNanoseconds: arrival.nanoseconds) { e in
-            Self.handle(e, now: arrival, decoder: &decoder, pool: &pool, due: &due, ticks: &ticks, sync: sync,
-                        statistics: &statistics, keyframeWanted: &keyframeWanted, pictureLossPending: &pictureLossPending)
-        }
+        assembler.insert(view, nowNanoseconds: arrival.nanoseconds)
+        takeAssemblerEvents(now: arrival)
     }
 
     /// Tracks sequence gaps for NACK; returns whether `seq` is a packet that had been asked for.
@@ -619,60 +624,63 @@ public struct VideoReceivePipeline: ~Copyable {
         }
     }
 
-    // Static, over the stored properties it needs, so the assembler's callback can run it
-    // while the assembler itself is being mutated.
-    private static func handle(_ event: VP8AssemblerEvent, now: MonotonicTime, decoder: inout VPXDecoder,
-                               pool: inout [VideoFrame], due: inout [MonotonicTime?], ticks: inout [UInt32],
-                               sync: AVSynchronizer, statistics: inout VideoStatistics, keyframeWanted: inout Bool,
-                               pictureLossPending: inout Bool) {
-        switch event {
-        case .keyframeRequest:
-            statistics.keyframeRequests += 1
-            keyframeWanted = true
-            pictureLossPending = true
-        case .frame(let f):
-            statistics.framesAssembled += 1
-            // A free slot, or the oldest pending one is dropped (queue full).
-            var slot = due.firstIndex { $0 == nil }
-            if slot == nil {
-                slot = due.indices.min { due[$0]! < due[$1]! }
-                statistics.framesDroppedQueueFull += 1
-                due[slot!] = nil
-            }
-            let s = slot!
-            let ok = (try? decoder.decode(f.data, into: &pool[s])) ?? nil
-            guard ok == true else {
-                statistics.decodeErrors += ok == nil ? 1 : 0
-                if ok == nil {
-                    keyframeWanted = true
-                    pictureLossPending = true
-                }
-                return
-            }
-            statistics.framesDecoded += 1
-            if f.header.isKeyframe {
-                pictureLossPending = false
-                statistics.keyframesDecoded += 1
-            }
-            ticks[s] = f.timestamp
-            switch sync.decide(videoTimestamp: f.timestamp, now: now) {
-            case .show(let at): due[s] = at
-            case .drop: statistics.framesDroppedLate += 1
-            case .unsynchronized:
-                // Shown at the next render, as it is.
-                due[s] = now
-                statistics.framesShownUnsynchronized += 1
+    /// Handles what the assembler queued: each frame is decoded into a free slot of the pool
+    /// (the oldest pending one when the queue is full) and scheduled against the audio; a
+    /// keyframe request becomes a pending PLI.
+    private mutating func takeAssemblerEvents(now: MonotonicTime) {
+        while let event = assembler.nextEvent() {
+            switch event {
+            case .keyframeRequest:
+                statistics.keyframeRequests += 1
+                keyframeWanted = true
+                pictureLossPending = true
+            case .frame(let f):
+                // `f.data` is the assembler's buffer: decoded before the next event is taken.
+                decode(f, now: now)
             }
         }
     }
 
-    /// Shows the frames due by `now` (calls `show` with each picture); gives up on incomplete
-    /// frames past the assembler's timeout.
-    public mutating func render(at now: MonotonicTime, show: (borrowing VideoFrame) -> Void) {
-        assembler.advance(nowNanoseconds: now.nanoseconds) { e in
-            Self.handle(e, now: now, decoder: &decoder, pool: &pool, due: &due, ticks: &ticks, sync: sync,
-                        statistics: &statistics, keyframeWanted: &keyframeWanted, pictureLossPending: &pictureLossPending)
+    private mutating func decode(_ f: VP8AssembledFrame, now: MonotonicTime) {
+        statistics.framesAssembled += 1
+        // A free slot, or the oldest pending one is dropped (queue full).
+        var slot = due.firstIndex { $0 == nil }
+        if slot == nil {
+            slot = due.indices.min { due[$0]! < due[$1]! }
+            statistics.framesDroppedQueueFull += 1
+            due[slot!] = nil
         }
+        let s = slot!
+        let ok = (try? decoder.decode(f.data, into: &pool[s])) ?? nil
+        guard ok == true else {
+            statistics.decodeErrors += ok == nil ? 1 : 0
+            if ok == nil {
+                keyframeWanted = true
+                pictureLossPending = true
+            }
+            return
+        }
+        statistics.framesDecoded += 1
+        if f.header.isKeyframe {
+            pictureLossPending = false
+            statistics.keyframesDecoded += 1
+        }
+        ticks[s] = f.timestamp
+        switch sync.decide(videoTimestamp: f.timestamp, now: now) {
+        case .show(let at): due[s] = at
+        case .drop: statistics.framesDroppedLate += 1
+        case .unsynchronized:
+            // Shown at the next render, as it is.
+            due[s] = now
+            statistics.framesShownUnsynchronized += 1
+        }
+    }
+
+    /// Shows the frames due by `now` (calls `show` with each picture, earliest first); gives up
+    /// on incomplete frames past the assembler's timeout. Allocates nothing.
+    public mutating func render(at now: MonotonicTime, show: (borrowing VideoFrame) -> Void) {
+        assembler.advance(nowNanoseconds: now.nanoseconds)
+        takeAssemblerEvents(now: now)
         // Pending frames are re-checked against the audio now: if the audio's delay changed
         // since they were decoded (the jitter buffer adapted), they follow it.
         for s in due.indices where due[s] != nil {
@@ -684,7 +692,7 @@ public struct VideoReceivePipeline: ~Copyable {
             case .unsynchronized: break
             }
         }
-        while let s = due.indices.filter({ due[$0].map { $0 <= now } ?? false }).min(by: { due[$0]! < due[$1]! }) {
+        while let s = earliestDue(by: now) {
             due[s] = nil
             statistics.framesShown += 1
             if let skew = sync.skew(videoTimestamp: ticks[s], shownAt: now) {
@@ -693,6 +701,16 @@ public struct VideoReceivePipeline: ~Copyable {
             }
             show(pool[s])
         }
+    }
+
+    /// The pool slot of the frame due first at or before `now`, if any (a scan: nothing allocated).
+    private func earliestDue(by now: MonotonicTime) -> Int? {
+        var best: Int?
+        for s in due.indices {
+            guard let at = due[s], at <= now else { continue }
+            if best.map({ at < due[$0]! }) ?? true { best = s }
+        }
+        return best
     }
 
     /// Sends what is due at `now` to the sender over `transport` as one RTCP compound packet: a

@@ -227,6 +227,8 @@ public struct VPXEncoder: ~Copyable, @unchecked Sendable {
     public var lastQuantizer: Int {
         var q: Int32 = 0
         let r = parley_vpx_get_last_quantizer(context, &q)
+        // Internal invariant: the context is a live encoder (made at init), the only case
+        // libvpx can fail this control for; no caller's value reaches it.
         precondition(r == VPX_CODEC_OK, "VP8E_GET_LAST_QUANTIZER failed")
         return Int(q)
     }
@@ -283,6 +285,8 @@ public struct VPXEncoder: ~Copyable, @unchecked Sendable {
         var delivered = 0
         try encode(frame, forceKeyframe: forceKeyframe) { f in
             delivered += 1
+            // Internal invariant: the encoder is configured with no lag (init), so libvpx gives at
+            // most one frame per picture whatever the caller passes.
             precondition(delivered == 1, "libvpx returned several frames for one picture with lag 0")
             packet.data.removeAll(keepingCapacity: true)
             packet.data.append(contentsOf: f.bytes)
@@ -388,7 +392,7 @@ public struct VPXDecoder: ~Copyable, @unchecked Sendable {
     private static func copy(_ img: UnsafeMutablePointer<vpx_image_t>, into frame: inout VideoFrame) {
         let w = Int(img.pointee.d_w), h = Int(img.pointee.d_h)
         if frame.width != w || frame.height != h {
-            frame = VideoFrame(width: w, height: h, timestamp: frame.timestamp, captureTime: frame.captureTime)
+            frame = VideoFrame(validatedWidth: w, height: h, timestamp: frame.timestamp, captureTime: frame.captureTime)  // libvpx: 1...16383
         }
         let cw = frame.chromaWidth, ch = frame.chromaHeight
         let dsY = frame.strideY, dsUV = frame.strideUV

@@ -15,8 +15,10 @@ public struct VideoFrame: Sendable {
     public let strideY: Int
     /// Bytes per row of each chroma plane (at least `chromaWidth`).
     public let strideUV: Int
-    /// All three planes, back to back.
-    public var data: [UInt8]
+    /// All three planes, back to back (at least as many bytes as the size and strides need;
+    /// written through ``withUnsafeMutablePlanes(_:)``, so that stays true).
+    @inlinable public var data: [UInt8] { storage }
+    @usableFromInline internal var storage: [UInt8]
     /// 90 kHz media timestamp of the picture.
     public var timestamp: UInt32
     /// Monotonic capture (or scheduled) time.
@@ -31,10 +33,26 @@ public struct VideoFrame: Sendable {
     /// Byte offset of the V plane in ``data``.
     @inlinable public var offsetV: Int { offsetU + strideUV * chromaHeight }
 
+    /// The largest width or height a frame may have, pixels: 65 536, VP9's and Y4M's practical
+    /// limit, small enough that plane sizes cannot overflow.
+    public static let maximumDimension = 65_536
+
     /// Creates a black frame (Y = 16, U = V = 128) with tight strides.
-    /// Traps on a non-positive size (a programming error).
-    public init(width: Int, height: Int, timestamp: UInt32 = 0, captureTime: MonotonicTime = .zero) {
-        precondition(width > 0 && height > 0, "frame size must be positive")
+    ///
+    /// - Throws: ``VideoFrameError/sizeNotPositive(width:height:)`` or
+    ///   ``VideoFrameError/sizeTooLarge(width:height:)``.
+    public init(width: Int, height: Int, timestamp: UInt32 = 0, captureTime: MonotonicTime = .zero)
+        throws(VideoFrameError) {
+        try Self.check(width: width, height: height)
+        self.init(validatedWidth: width, height: height, timestamp: timestamp, captureTime: captureTime)
+    }
+
+    /// A black frame of a size the caller has checked (``maximumDimension``, positive): for
+    /// the package's own code, whose sizes come from a validated header or a codec.
+    package init(validatedWidth width: Int, height: Int, timestamp: UInt32 = 0, captureTime: MonotonicTime = .zero) {
+        // Internal invariant: only package code calls this, with a size it validated.
+        precondition(width > 0 && height > 0 && width <= Self.maximumDimension && height <= Self.maximumDimension,
+                     "unvalidated frame size")
         self.width = width
         self.height = height
         self.strideY = width
@@ -43,26 +61,40 @@ public struct VideoFrame: Sendable {
         let cSize = strideUV * ((height + 1) / 2)
         var bytes = [UInt8](repeating: 128, count: ySize + 2 * cSize)
         for i in 0..<ySize { bytes[i] = 16 }
-        self.data = bytes
+        self.storage = bytes
         self.timestamp = timestamp
         self.captureTime = captureTime
     }
 
     /// Creates a frame over existing plane data with the given strides.
-    /// Traps if `data` is too small for the size and strides (a programming error).
+    ///
+    /// - Throws: ``VideoFrameError/sizeNotPositive(width:height:)``,
+    ///   ``VideoFrameError/sizeTooLarge(width:height:)``,
+    ///   ``VideoFrameError/strideOutOfRange(strideY:strideUV:width:)`` (or larger than
+    ///   ``maximumDimension`` times 4), ``VideoFrameError/dataTooSmall(needed:available:)``.
     public init(width: Int, height: Int, strideY: Int, strideUV: Int, data: [UInt8],
-                timestamp: UInt32 = 0, captureTime: MonotonicTime = .zero) {
-        precondition(width > 0 && height > 0, "frame size must be positive")
-        precondition(strideY >= width && strideUV >= (width + 1) / 2, "stride smaller than width")
-        precondition(data.count >= strideY * height + 2 * strideUV * ((height + 1) / 2),
-                     "plane data too small")
+                timestamp: UInt32 = 0, captureTime: MonotonicTime = .zero) throws(VideoFrameError) {
+        try Self.check(width: width, height: height)
+        guard strideY >= width && strideUV >= (width + 1) / 2,
+              strideY <= 4 * Self.maximumDimension && strideUV <= 4 * Self.maximumDimension else {
+            throw .strideOutOfRange(strideY: strideY, strideUV: strideUV, width: width)
+        }
+        let needed = strideY * height + 2 * strideUV * ((height + 1) / 2)
+        guard data.count >= needed else { throw .dataTooSmall(needed: needed, available: data.count) }
         self.width = width
         self.height = height
         self.strideY = strideY
         self.strideUV = strideUV
-        self.data = data
+        self.storage = data
         self.timestamp = timestamp
         self.captureTime = captureTime
+    }
+
+    private static func check(width: Int, height: Int) throws(VideoFrameError) {
+        guard width > 0 && height > 0 else { throw .sizeNotPositive(width: width, height: height) }
+        guard width <= maximumDimension && height <= maximumDimension else {
+            throw .sizeTooLarge(width: width, height: height)
+        }
     }
 
     /// Calls `body` with pointers to the Y, U and V planes for in-place writing.
@@ -71,8 +103,8 @@ public struct VideoFrame: Sendable {
                  _ v: UnsafeMutablePointer<UInt8>) throws -> R
     ) rethrows -> R {
         let u = offsetU, v = offsetV
-        return try data.withUnsafeMutableBufferPointer { buf in
-            let base = buf.baseAddress!
+        return try storage.withUnsafeMutableBufferPointer { buf in
+            let base = buf.baseAddress!  // never empty: the size is positive (checked at init)
             return try body(base, base + u, base + v)
         }
     }
@@ -83,9 +115,31 @@ public struct VideoFrame: Sendable {
                  _ v: UnsafePointer<UInt8>) throws -> R
     ) rethrows -> R {
         let u = offsetU, v = offsetV
-        return try data.withUnsafeBufferPointer { buf in
+        return try storage.withUnsafeBufferPointer { buf in
             let base = buf.baseAddress!
             return try body(base, base + u, base + v)
+        }
+    }
+}
+
+/// Why a ``VideoFrame`` could not be made from the caller's values.
+public enum VideoFrameError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The width or the height is zero or negative.
+    case sizeNotPositive(width: Int, height: Int)
+    /// The width or the height is above ``VideoFrame/maximumDimension``.
+    case sizeTooLarge(width: Int, height: Int)
+    /// A stride is smaller than its plane's width (`strideY` < width, `strideUV` <
+    /// (width + 1) / 2) or larger (above 4 x ``VideoFrame/maximumDimension``).
+    case strideOutOfRange(strideY: Int, strideUV: Int, width: Int)
+    /// The plane data holds fewer bytes than the size and strides need.
+    case dataTooSmall(needed: Int, available: Int)
+
+    public var description: String {
+        switch self {
+        case .sizeNotPositive(let w, let h): "video frame size \(w)x\(h) is not positive"
+        case .sizeTooLarge(let w, let h): "video frame size \(w)x\(h) is above \(VideoFrame.maximumDimension) pixels a side"
+        case .strideOutOfRange(let y, let uv, let w): "strides \(y) (Y) and \(uv) (U, V) do not fit a \(w)-pixel-wide frame"
+        case .dataTooSmall(let needed, let available): "plane data of \(available) bytes, \(needed) needed"
         }
     }
 }

@@ -127,10 +127,14 @@ public final class VideoCaptureStream: AsyncSequence, Sendable {
         let (stream, continuation) = control.makeStream(capacity: bufferCapacity) as
             (AsyncThrowingStream<VideoFrame, any Error>, AsyncThrowingStream<VideoFrame, any Error>.Continuation)
         self.stream = stream
-        let (w, h) = (source.width, source.height)
+        let blank: VideoFrame
+        do { blank = try VideoFrame(width: source.width, height: source.height) } catch {
+            continuation.finish(throwing: error)  // a source of no size: the stream ends at once with why
+            return
+        }
         let box = SourceBox(source)
         let thread = Thread {
-            control.pump(ringSize: bufferCapacity + 2, make: { VideoFrame(width: w, height: h) },
+            control.pump(ringSize: bufferCapacity + 2, make: { blank },
                          into: continuation, read: { try box.source!.read(into: &$0) }, release: { box.source = nil })
         }
         thread.name = "parley-video-capture"

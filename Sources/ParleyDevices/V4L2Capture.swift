@@ -158,12 +158,18 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
 
     /// Opens `device` and starts streaming as `request` asks.
     /// - Throws: ``V4L2Error``; see ``V4L2Error/Kind`` for each case
-    ///   (``V4L2Error/Kind/invalidRequest`` for a frame rate that is not positive or fewer than
-    ///   two buffers, before the device is opened).
+    ///   (``V4L2Error/Kind/invalidRequest`` for a frame rate that is not positive, a size not
+    ///   within 1...`VideoFrame.maximumDimension` a side or fewer than two buffers, before the
+    ///   device is opened).
     public init(device: String, request: V4L2Request = V4L2Request()) throws(V4L2Error) {
         guard request.framesPerSecond > 0 else {
             throw V4L2Error(kind: .invalidRequest, device: device, operation: "request",
                             detail: "frame rate \(request.framesPerSecond) is not positive")
+        }
+        guard request.size.width > 0 && request.size.height > 0,
+              request.size.width <= VideoFrame.maximumDimension && request.size.height <= VideoFrame.maximumDimension else {
+            throw V4L2Error(kind: .invalidRequest, device: device, operation: "request",
+                            detail: "picture size \(request.size) is not within 1...\(VideoFrame.maximumDimension) a side")
         }
         guard request.bufferCount >= 2 else {
             throw V4L2Error(kind: .invalidRequest, device: device, operation: "request",
@@ -276,7 +282,7 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
     }
 
     /// A black frame of the capture size, to pass to ``read(into:)`` repeatedly.
-    public func makeFrame() -> VideoFrame { VideoFrame(width: size.width, height: size.height) }
+    public func makeFrame() -> VideoFrame { VideoFrame(validatedWidth: size.width, height: size.height) }  // the request's, checked at init
 
     /// Waits (poll, up to the request's timeout) for the next picture, copies it into `frame`
     /// (reallocated only if its size differs) and requeues the buffer. Always returns true.
@@ -307,7 +313,7 @@ public struct V4L2Capture: ~Copyable, VideoCaptureSource {
         let (address, length) = handle.mappings[Int(buf.index)]
         let used = buf.bytesused > 0 ? min(Int(buf.bytesused), length) : length
         if frame.width != size.width || frame.height != size.height {
-            frame = VideoFrame(width: size.width, height: size.height)
+            frame = makeFrame()
         }
         let complete = V4L2.copyI420(from: UnsafeRawBufferPointer(start: address, count: used),
                                      bytesPerLine: bytesPerLine, into: &frame)

@@ -1,4 +1,4 @@
-/// Where ``PacedVideoSource`` gets its pictures: a Y4M reader, a decoder, a generator.
+/// Where ``TimedVideoSource`` (``PacedVideoSource``, ``ClockedVideoSource``) gets its pictures: a Y4M reader, a decoder, a generator.
 ///
 /// Threading: used from one thread at a time.
 public protocol VideoFrameProvider: ~Copyable {
@@ -14,13 +14,59 @@ public protocol VideoFrameProvider: ~Copyable {
     mutating func readPicture(into frame: inout VideoFrame) throws(Failure) -> Bool
 }
 
-/// A recorded or generated camera: pictures from a provider delivered at its frame rate
-/// through ``VideoCaptureSource``, on the system clock or an injected one. Picture `n` is
-/// returned at `start + n / fps` with that `captureTime` and a 90 kHz `timestamp` of
-/// `n * 90000 / fps`.
+/// How a ``TimedVideoSource`` times its pictures: the one thing that differs between a camera
+/// that paces itself (``PacedTiming``) and one whose caller paces it (``ReadTimeTiming``).
+public protocol VideoSourceTiming: SendableMetatype {
+    /// Whether the provider's frame rate must be positive (the pictures' times are derived
+    /// from it).
+    static var needsFrameRate: Bool { get }
+    /// The capture time and 90 kHz timestamp of picture `index` (from 0), read just now from a
+    /// provider at `framesPerSecond`, waiting on `clock` first if this timing paces. `origin`
+    /// is the first picture's time: nil on the first call, which sets it.
+    static func stamp(picture index: Int, framesPerSecond: Double, origin: inout MonotonicTime?,
+                      clock: any MediaClock) -> (captureTime: MonotonicTime, timestamp: UInt32)
+}
+
+/// Picture `n` is returned at `origin + n / fps` (the read waits on the clock until then) with
+/// that `captureTime` and a 90 kHz `timestamp` of `n * 90000 / fps`: a recorded camera.
+public enum PacedTiming: VideoSourceTiming {
+    public static var needsFrameRate: Bool { true }
+
+    public static func stamp(picture index: Int, framesPerSecond: Double, origin: inout MonotonicTime?,
+                             clock: any MediaClock) -> (captureTime: MonotonicTime, timestamp: UInt32) {
+        let start = origin ?? clock.now()
+        origin = start
+        let due = start.advanced(byNanoseconds: Int64((Double(index) * 1e9 / framesPerSecond).rounded()))
+        clock.sleep(until: due)
+        return (due, UInt32(truncatingIfNeeded: Int64((Double(index) * 90_000 / framesPerSecond).rounded())))
+    }
+}
+
+/// A picture is returned as soon as it is asked for, stamped with the clock's time when it was
+/// read: `captureTime` is that time and `timestamp` that time on a 90 kHz clock from the first
+/// picture (as ``V4L2Capture`` stamps). For a caller that paces itself, so a read never sleeps.
+public enum ReadTimeTiming: VideoSourceTiming {
+    public static var needsFrameRate: Bool { false }
+
+    public static func stamp(picture index: Int, framesPerSecond: Double, origin: inout MonotonicTime?,
+                             clock: any MediaClock) -> (captureTime: MonotonicTime, timestamp: UInt32) {
+        let now = clock.now()
+        let start = origin ?? now
+        origin = start
+        return (now, UInt32(truncatingIfNeeded: start.nanoseconds(to: now) * 9 / 100_000))
+    }
+}
+
+/// A recorded or generated camera: pictures from a provider delivered through
+/// ``VideoCaptureSource`` on the system clock or an injected one, timed as `Timing` says.
+/// Use it through its two names: ``PacedVideoSource`` (the read waits for each picture's time:
+/// a stand-in for a camera) and ``ClockedVideoSource`` (the read returns at once, stamped with
+/// its time: for a caller that paces itself, a ``MediaScheduler`` stream at the provider's
+/// frame rate, as a call's local video is).
 ///
 /// Threading: not copyable; use from one thread.
-public struct PacedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copyable, VideoCaptureSource {
+public struct TimedVideoSource<Provider: VideoFrameProvider & ~Copyable, Timing: VideoSourceTiming>:
+    ~Copyable, VideoCaptureSource {
     public typealias Failure = Provider.Failure
     public var width: Int { provider.width }
     public var height: Int { provider.height }
@@ -29,77 +75,57 @@ public struct PacedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copya
     public private(set) var framesDelivered = 0
     private var provider: Provider
     private let clock: any MediaClock
-    private var start: MonotonicTime?
+    private var origin: MonotonicTime?
 
-    /// Paces `provider`'s pictures on `clock`.
+    /// Times `provider`'s pictures on `clock`.
     ///
-    /// - Throws: ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` when the provider's
-    ///   frame rate is not positive.
+    /// - Throws: ``VideoSourceConfigurationError/sizeNotPositive(width:height:)`` or
+    ///   ``VideoSourceConfigurationError/sizeTooLarge(width:height:)`` for the provider's
+    ///   size; ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` when `Timing`
+    ///   derives times from the frame rate (``PacedTiming``) and it is not positive.
     public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock())
         throws(VideoSourceConfigurationError) {
+        let (w, h) = (provider.width, provider.height)
+        guard w > 0 && h > 0 else { throw .sizeNotPositive(width: w, height: h) }
+        guard w <= VideoFrame.maximumDimension && h <= VideoFrame.maximumDimension else {
+            throw .sizeTooLarge(width: w, height: h)
+        }
         let fps = provider.framesPerSecond
-        guard fps > 0 else { throw .frameRateNotPositive(fps) }
+        guard fps > 0 || !Timing.needsFrameRate else { throw .frameRateNotPositive(fps) }
         self.provider = provider
         self.clock = clock
     }
 
     /// A black frame of the source's size to pass to ``read(into:)`` repeatedly.
-    public func makeFrame() -> VideoFrame { VideoFrame(width: width, height: height) }
+    public func makeFrame() -> VideoFrame { VideoFrame(validatedWidth: width, height: height) }  // checked at init
 
     public mutating func read(into frame: inout VideoFrame) throws(Failure) -> Bool {
         if frame.width != width || frame.height != height {
-            frame = VideoFrame(width: width, height: height)
+            frame = makeFrame()
         }
         guard try provider.readPicture(into: &frame) else { return false }
-        let origin = start ?? clock.now()
-        start = origin
-        let n = framesDelivered
-        let due = origin.advanced(byNanoseconds: Int64((Double(n) * 1e9 / framesPerSecond).rounded()))
-        clock.sleep(until: due)
-        frame.captureTime = due
-        frame.timestamp = UInt32(truncatingIfNeeded: Int64((Double(n) * 90_000 / framesPerSecond).rounded()))
+        let (captureTime, timestamp) = Timing.stamp(picture: framesDelivered, framesPerSecond: framesPerSecond,
+                                                    origin: &origin, clock: clock)
+        frame.captureTime = captureTime
+        frame.timestamp = timestamp
         framesDelivered += 1
         return true
     }
 }
+
+/// A recorded or generated camera paced at its provider's frame rate: picture `n` is returned
+/// at `start + n / fps` with that `captureTime` and a 90 kHz `timestamp` of `n * 90000 / fps`
+/// (``PacedTiming``). `PacedVideoSource(provider, clock:)` throws
+/// ``VideoSourceConfigurationError/frameRateNotPositive(_:)`` for a frame rate that is not
+/// positive (and, as any, for a size that is not positive or too large).
+public typealias PacedVideoSource<Provider: VideoFrameProvider & ~Copyable> = TimedVideoSource<Provider, PacedTiming>
 
 /// Pictures from a provider delivered as soon as they are asked for, each stamped with the
-/// clock's time when it was read: a camera for a caller that paces itself (a
-/// ``MediaScheduler`` stream at the provider's frame rate, as a call's local video is), so a
-/// read never sleeps on the caller's thread. `captureTime` is the read's time and `timestamp`
-/// that time on a 90 kHz clock from the first picture (as ``V4L2Capture`` stamps).
-///
-/// Threading: not copyable; use from one thread.
-public struct ClockedVideoSource<Provider: VideoFrameProvider & ~Copyable>: ~Copyable, VideoCaptureSource {
-    public typealias Failure = Provider.Failure
-    public var width: Int { provider.width }
-    public var height: Int { provider.height }
-    public var framesPerSecond: Double { provider.framesPerSecond }
-    /// Pictures delivered so far.
-    public private(set) var framesDelivered = 0
-    private var provider: Provider
-    private let clock: any MediaClock
-    private var start: MonotonicTime?
+/// clock's time when it was read (``ReadTimeTiming``): a camera for a caller that paces itself,
+/// so a read never sleeps on the caller's thread. `ClockedVideoSource(provider, clock:)` takes
+/// any frame rate and throws only for a size that is not positive or too large.
+public typealias ClockedVideoSource<Provider: VideoFrameProvider & ~Copyable> = TimedVideoSource<Provider, ReadTimeTiming>
 
-    public init(_ provider: consuming Provider, clock: any MediaClock = SystemMediaClock()) {
-        self.provider = provider
-        self.clock = clock
-    }
-
-    public mutating func read(into frame: inout VideoFrame) throws(Failure) -> Bool {
-        if frame.width != width || frame.height != height {
-            frame = VideoFrame(width: width, height: height)
-        }
-        guard try provider.readPicture(into: &frame) else { return false }
-        let now = clock.now()
-        let origin = start ?? now
-        start = origin
-        frame.captureTime = now
-        frame.timestamp = UInt32(truncatingIfNeeded: origin.nanoseconds(to: now) * 9 / 100_000)
-        framesDelivered += 1
-        return true
-    }
-}
 
 /// A synthetic moving test pattern: a diagonal luma ramp that scrolls by `speed` pixels per
 /// frame, a bright square moving across, and chroma bars, so motion and colour both show up
@@ -179,7 +205,7 @@ public struct MovingPatternProvider: VideoFrameProvider {
 /// A synthetic camera: ``MovingPatternProvider`` paced at its frame rate.
 public typealias PatternSource = PacedVideoSource<MovingPatternProvider>
 
-extension PacedVideoSource where Provider == MovingPatternProvider {
+extension TimedVideoSource where Provider == MovingPatternProvider, Timing == PacedTiming {
     /// A moving test pattern of `width` x `height` at `framesPerSecond`, endless unless
     /// `frameCount` is given.
     ///

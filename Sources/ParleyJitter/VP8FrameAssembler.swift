@@ -16,8 +16,9 @@ public enum VP8KeyframeRequestReason: Equatable, Sendable {
 
 /// A frame put together by ``VP8FrameAssembler``.
 ///
-/// `data` is the assembler's internal buffer: valid only during the callback that delivers it;
-/// copy it (`Array(frame.data)`) or decode it there.
+/// `data` is the assembler's internal buffer: valid until the next call of a `mutating` method
+/// of the assembler (``VP8FrameAssembler/nextEvent()`` included) or, from the callback API,
+/// during the callback that delivers it. Copy it (`Array(frame.data)`) or decode it first.
 public struct VP8AssembledFrame {
     /// The VP8 frame (payload descriptors removed), ready for a decoder.
     public let data: UnsafeRawBufferPointer
@@ -31,7 +32,7 @@ public struct VP8AssembledFrame {
     public let pictureID: UInt16?
 }
 
-/// What the assembler delivers.
+/// What the assembler delivers, taken one at a time with ``VP8FrameAssembler/nextEvent()``.
 public enum VP8AssemblerEvent {
     /// A complete frame, in sequence order.
     case frame(VP8AssembledFrame)
@@ -53,6 +54,10 @@ public struct VP8AssemblerStatistics: Equatable, Sendable {
     /// Complete frames dropped while waiting for a keyframe.
     public var framesDroppedWaitingForKeyframe = 0
     public var keyframeRequests = 0
+    /// Events still queued when the next ``VP8FrameAssembler/insert(_:nowNanoseconds:)`` or
+    /// ``VP8FrameAssembler/advance(nowNanoseconds:)`` began: dropped untaken (their frames'
+    /// packets may be reused). 0 when every event is taken after each call.
+    public var eventsDropped = 0
     public init() {}
 }
 
@@ -68,8 +73,23 @@ public struct VP8AssemblerStatistics: Equatable, Sendable {
 /// first keyframe, inter frames are dropped too. Keyframe requests are repeated at most every
 /// ``Configuration/keyframeRequestIntervalNanoseconds``.
 ///
-/// Memory is bounded by the window; packet storage is reused, so after warm-up inserting a
-/// packet allocates nothing. Times are injected (nanoseconds of any monotonic clock).
+/// Events are pulled: ``insert(_:nowNanoseconds:)`` and ``advance(nowNanoseconds:)`` queue
+/// what they complete or give up, and ``nextEvent()`` takes one at a time, in order. Take them
+/// all after each call; the owner is free to change its own state while doing so:
+///
+/// ```swift
+/// assembler.insert(packet, nowNanoseconds: now)
+/// while let event = assembler.nextEvent() {
+///     switch event {
+///     case .frame(let frame): decode(frame.data)   // valid until the next mutating call
+///     case .keyframeRequest: sendPictureLossIndication()
+///     }
+/// }
+/// ```
+///
+/// Memory is bounded by the window; packet storage and the event queue (a ring allocated at
+/// init) are reused, so after warm-up inserting a packet and taking its events allocates
+/// nothing. Times are injected (nanoseconds of any monotonic clock).
 ///
 /// Threading: a value type, one per video stream, used on one thread.
 public struct VP8FrameAssembler {
@@ -98,7 +118,7 @@ public struct VP8FrameAssembler {
     private var slotFlags: [UInt8]  // 1 frame start, 2 marker, 4 non-reference
     private var slotPictureID: [Int32]
     private var slotData: [[UInt8]]
-    private var frame: [UInt8] = []
+    private var frame: FrameBytes
     private var unwrapper = SequenceNumberUnwrapper()
     private var nextSeq: Int64?
     private var delivered = false
@@ -107,7 +127,20 @@ public struct VP8FrameAssembler {
     private var lastRequest: Int64?
     private var highestSeq: Int64 = .min
 
+    // The event queue: a ring of `queue.count` (a power of two) entries from `queueHead`.
+    private var queue: [QueuedEvent]
+    private var queueHead = 0
+    private var queueCount = 0
+
     private static let start: UInt8 = 1, marker: UInt8 = 2, nonReference: UInt8 = 4
+
+    /// A queued event. A frame is its run of packets, still in their slots: its bytes are
+    /// gathered when it is taken. Nothing writes a slot's bytes until the next insert, and the
+    /// next insert first drops the events not taken.
+    private enum QueuedEvent {
+        case frame(start: Int64, count: Int, timestamp: UInt32, header: VP8FrameHeader, pictureID: Int32)
+        case keyframeRequest(VP8KeyframeRequestReason)
+    }
 
     /// Creates an assembler with the default settings.
     public init() {
@@ -135,19 +168,29 @@ public struct VP8FrameAssembler {
         slotFlags = [UInt8](repeating: 0, count: n)
         slotPictureID = [Int32](repeating: -1, count: n)
         slotData = [[UInt8]](repeating: [], count: n)
-        frame.reserveCapacity(256 * 1024)
+        frame = FrameBytes(capacity: 256 * 1024)
+        // One call queues at most 2n + 2 events: each frame delivered or given up moves past
+        // at least one held packet, at most one give-up between two of them finds none, plus
+        // one for the first step and one for a window overflow.
+        var q = 4
+        while q < 2 * n + 2 { q <<= 1 }
+        queue = [QueuedEvent](repeating: .keyframeRequest(.incompleteFrame), count: q)
     }
 
-    /// Adds one RTP packet (its payload is copied) that arrived at `nowNanoseconds`; delivers
-    /// every frame it completes and any keyframe request through `emit`.
-    public mutating func insert(_ packet: RTPPacketView, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+    /// Adds one RTP packet (its payload is copied) that arrived at `nowNanoseconds`, and queues
+    /// every frame it completes and any keyframe request: take them with ``nextEvent()``.
+    ///
+    /// Events of the previous call not taken yet are dropped first
+    /// (``VP8AssemblerStatistics/eventsDropped``).
+    public mutating func insert(_ packet: RTPPacketView, nowNanoseconds: Int64) {
         insert(payload: packet.payload, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-               marker: packet.marker, nowNanoseconds: nowNanoseconds, emit: emit)
+               marker: packet.marker, nowNanoseconds: nowNanoseconds)
     }
 
-    /// Adds one packet given by its fields; see ``insert(_:nowNanoseconds:emit:)``.
+    /// Adds one packet given by its fields; see ``insert(_:nowNanoseconds:)``.
     public mutating func insert(payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, timestamp: UInt32,
-                                marker: Bool, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+                                marker: Bool, nowNanoseconds: Int64) {
+        dropUntakenEvents()
         statistics.packets += 1
         let descriptor: VP8PayloadDescriptor
         do { descriptor = try VP8PayloadDescriptor(parsing: payload) } catch {
@@ -173,7 +216,7 @@ public struct VP8FrameAssembler {
         }
         if let next = nextSeq, seq - next > Int64(mask) {
             // Too far ahead: give up frames until the new packet fits the window.
-            giveUp(upTo: seq - Int64(mask), reason: .windowOverflow, now: nowNanoseconds, emit: emit)
+            giveUp(upTo: seq - Int64(mask), reason: .windowOverflow, now: nowNanoseconds)
         } else if slotSeq[i] >= 0 {
             // Occupied by an older packet beyond the window (possible only before the first frame).
             slotSeq[i] = -1
@@ -192,7 +235,71 @@ public struct VP8FrameAssembler {
         if !delivered && descriptor.isFrameStart && (nextSeq == nil || seq < nextSeq!) {
             nextSeq = seq
         }
-        drain(now: nowNanoseconds, emit: emit)
+        drain(now: nowNanoseconds)
+    }
+
+    /// Gives up on a frame that stayed incomplete past the timeout, queueing what that
+    /// releases (see ``nextEvent()``). Call it periodically (for example on each playout tick)
+    /// so a loss is noticed even when no packets follow.
+    ///
+    /// Events of the previous call not taken yet are dropped first
+    /// (``VP8AssemblerStatistics/eventsDropped``).
+    public mutating func advance(nowNanoseconds: Int64) {
+        dropUntakenEvents()
+        drain(now: nowNanoseconds)
+    }
+
+    /// Takes the oldest queued event, or nil when none is left. O(frame size) for a frame,
+    /// whose bytes are gathered into the assembler's buffer (reused: no allocation after
+    /// warm-up); ``VP8AssembledFrame/data`` stays valid until the next `mutating` call.
+    public mutating func nextEvent() -> VP8AssemblerEvent? {
+        guard queueCount > 0 else { return nil }
+        let event = queue[queueHead]
+        queueHead = (queueHead + 1) & (queue.count - 1)
+        queueCount -= 1
+        switch event {
+        case .keyframeRequest(let reason):
+            return .keyframeRequest(reason)
+        case .frame(let start, let count, let timestamp, let header, let pictureID):
+            if !isKnownUniquelyReferenced(&frame) { frame = FrameBytes(capacity: frame.capacity) }  // a copy's
+            var size = 0
+            for k in 0..<count { size += slotData[Int(truncatingIfNeeded: start + Int64(k)) & mask].count }
+            frame.reserve(size)
+            let bytes = frame.base
+            var at = 0
+            for k in 0..<count {
+                slotData[Int(truncatingIfNeeded: start + Int64(k)) & mask].withUnsafeBytes { b in
+                    if let source = b.baseAddress { (bytes + at).copyMemory(from: source, byteCount: b.count) }
+                    at += b.count
+                }
+            }
+            return .frame(VP8AssembledFrame(data: UnsafeRawBufferPointer(start: bytes, count: size), timestamp: timestamp,
+                                            sequenceRange: start...(start + Int64(count) - 1), header: header,
+                                            pictureID: pictureID >= 0 ? UInt16(pictureID) : nil))
+        }
+    }
+
+    /// Adds one RTP packet and calls `emit` with each event it queued (see
+    /// ``insert(_:nowNanoseconds:)`` and ``nextEvent()``): for owners that need nothing else
+    /// of their own state while handling an event.
+    public mutating func insert(_ packet: RTPPacketView, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+        insert(packet, nowNanoseconds: nowNanoseconds)
+        while let event = nextEvent() { emit(event) }
+    }
+
+    /// Adds one packet given by its fields and calls `emit` with each event it queued; see
+    /// ``insert(_:nowNanoseconds:emit:)``.
+    public mutating func insert(payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, timestamp: UInt32,
+                                marker: Bool, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+        insert(payload: payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker,
+               nowNanoseconds: nowNanoseconds)
+        while let event = nextEvent() { emit(event) }
+    }
+
+    /// ``advance(nowNanoseconds:)``, then calls `emit` with each event it queued.
+    public mutating func advance(nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+        advance(nowNanoseconds: nowNanoseconds)
+        while let event = nextEvent() { emit(event) }
     }
 
     /// Changes how long a missing packet is waited for (negative values mean 0), for example
@@ -206,10 +313,18 @@ public struct VP8FrameAssembler {
     /// given up), so asking the sender for them again is of no use.
     public var nextSequenceNumber: UInt16? { nextSeq.map { UInt16(truncatingIfNeeded: $0) } }
 
-    /// Gives up on a frame that stayed incomplete past the timeout. Call it periodically (for
-    /// example on each playout tick) so a loss is noticed even when no packets follow.
-    public mutating func advance(nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
-        drain(now: nowNanoseconds, emit: emit)
+    private mutating func dropUntakenEvents() {
+        guard queueCount > 0 else { return }
+        statistics.eventsDropped += queueCount
+        queueCount = 0
+    }
+
+    private mutating func enqueue(_ event: QueuedEvent) {
+        // Internal invariant, not reachable from any packet sequence: the ring holds what one
+        // call can queue (see init), and each call starts with it empty.
+        precondition(queueCount < queue.count, "VP8FrameAssembler event queue overflow")
+        queue[(queueHead + queueCount) & (queue.count - 1)] = event
+        queueCount += 1
     }
 
     private func occupied(_ seq: Int64) -> Bool { slotSeq[Int(truncatingIfNeeded: seq) & mask] == seq }
@@ -237,28 +352,27 @@ public struct VP8FrameAssembler {
         }
     }
 
-    private mutating func drain(now: Int64, emit: (VP8AssemblerEvent) -> Void) {
+    private mutating func drain(now: Int64) {
         while let next = nextSeq {
             switch frameState(at: next) {
             case .complete(let count):
-                deliver(start: next, count: count, now: now, emit: emit)
+                deliver(start: next, count: count, now: now)
             case .waiting:
                 stalledSince = nil
                 return
             case .broken:
-                giveUp(upTo: next + 1, reason: .incompleteFrame, now: now, emit: emit)
+                giveUp(upTo: next + 1, reason: .incompleteFrame, now: now)
             case .gap:
                 // A later packet arrived while one of this frame is missing: wait for reordering.
                 if stalledSince == nil { stalledSince = now; return }
                 if now - stalledSince! < configuration.completionTimeoutNanoseconds { return }
-                giveUp(upTo: next + 1, reason: .incompleteFrame, now: now, emit: emit)
+                giveUp(upTo: next + 1, reason: .incompleteFrame, now: now)
             }
         }
     }
 
     /// Drops the frame(s) at the front until the next frame start at or after `limit`.
-    private mutating func giveUp(upTo limit: Int64, reason: VP8KeyframeRequestReason, now: Int64,
-                                 emit: (VP8AssemblerEvent) -> Void) {
+    private mutating func giveUp(upTo limit: Int64, reason: VP8KeyframeRequestReason, now: Int64) {
         guard let next = nextSeq else { return }
         statistics.framesIncomplete += 1
         // Find the next frame start at or after `limit` within what we hold.
@@ -285,47 +399,63 @@ public struct VP8FrameAssembler {
         nextSeq = newNext
         stalledSince = nil
         if !abandonedIsNonReference { needKeyframe = true }
-        requestKeyframe(reason, now: now, emit: emit, force: true)
+        requestKeyframe(reason, now: now, force: true)
     }
 
-    private mutating func requestKeyframe(_ reason: VP8KeyframeRequestReason, now: Int64,
-                                          emit: (VP8AssemblerEvent) -> Void, force: Bool) {
+    private mutating func requestKeyframe(_ reason: VP8KeyframeRequestReason, now: Int64, force: Bool) {
         if !force, let last = lastRequest, now - last < configuration.keyframeRequestIntervalNanoseconds { return }
         if force, let last = lastRequest, now - last < configuration.keyframeRequestIntervalNanoseconds / 10 { return }
         lastRequest = now
         statistics.keyframeRequests += 1
-        emit(.keyframeRequest(reason))
+        enqueue(.keyframeRequest(reason))
     }
 
-    private mutating func deliver(start: Int64, count: Int, now: Int64, emit: (VP8AssemblerEvent) -> Void) {
-        frame.removeAll(keepingCapacity: true)
+    /// Queues the complete frame of `count` packets from `start` (or drops it while a keyframe
+    /// is needed). Its packets stay in their slots until the frame is taken.
+    private mutating func deliver(start: Int64, count: Int, now: Int64) {
         let i0 = Int(truncatingIfNeeded: start) & mask
         let ts = slotTimestamp[i0]
         let pid = slotPictureID[i0]
-        for k in 0..<count {
-            let i = Int(truncatingIfNeeded: start + Int64(k)) & mask
-            frame.append(contentsOf: slotData[i])
-            slotSeq[i] = -1
-        }
+        for k in 0..<count { slotSeq[Int(truncatingIfNeeded: start + Int64(k)) & mask] = -1 }
         nextSeq = start + Int64(count)
         stalledSince = nil
         delivered = true
+        // The header lies in the first packet (its 10 bytes were checked when it arrived).
         let header: VP8FrameHeader
-        do { header = try frame.withUnsafeBytes { b throws(RTPError) in try VP8FrameHeader(parsing: b) } } catch {
+        do { header = try slotData[i0].withUnsafeBytes { b throws(RTPError) in try VP8FrameHeader(parsing: b) } } catch {
             statistics.malformedPackets += 1
             return
         }
         if needKeyframe && !header.isKeyframe {
             statistics.framesDroppedWaitingForKeyframe += 1
             let reason: VP8KeyframeRequestReason = statistics.framesAssembled == 0 ? .waitingForFirstKeyframe : .missingReference
-            requestKeyframe(reason, now: now, emit: emit, force: false)
+            requestKeyframe(reason, now: now, force: false)
             return
         }
         if header.isKeyframe { needKeyframe = false }
         statistics.framesAssembled += 1
-        frame.withUnsafeBytes { b in
-            emit(.frame(VP8AssembledFrame(data: b, timestamp: ts, sequenceRange: start...(start + Int64(count) - 1),
-                                          header: header, pictureID: pid >= 0 ? UInt16(pid) : nil)))
-        }
+        enqueue(.frame(start: start, count: count, timestamp: ts, header: header, pictureID: pid))
     }
+}
+
+/// The bytes of the frame last taken from a ``VP8FrameAssembler``: one heap block, allocated
+/// at init and grown only for a larger frame, whose address the taken frame's `data` points to.
+private final class FrameBytes {
+    private(set) var base: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    }
+
+    /// Makes room for `size` bytes (the old contents are not kept).
+    func reserve(_ size: Int) {
+        guard size > capacity else { return }
+        base.deallocate()
+        capacity = Swift.max(size, 2 * capacity)
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { base.deallocate() }
 }

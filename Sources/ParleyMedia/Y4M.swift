@@ -231,7 +231,7 @@ public struct Y4MReader {
     /// Reads the next frame into a new ``VideoFrame`` (allocates; reuse a frame with
     /// ``read(into:)`` in loops). Returns nil at the end of the stream.
     public mutating func readFrame() throws(MediaFileError) -> VideoFrame? {
-        var frame = VideoFrame(width: header.width, height: header.height)
+        var frame = VideoFrame(validatedWidth: header.width, height: header.height)  // checked when the header was read
         return try read(into: &frame) ? frame : nil
     }
 }

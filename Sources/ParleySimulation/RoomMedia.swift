@@ -74,7 +74,7 @@ extension RoomParticipant {
             var reader = try Y4MReader(path: path)
             let h = reader.header
             var frames: [VideoFrame] = []
-            var frame = VideoFrame(width: h.width, height: h.height)
+            var frame = VideoFrame(validatedWidth: h.width, height: h.height)  // checked when the header was read
             while frames.count < Self.maximumVideoFrames, try reader.read(into: &frame) {
                 frames.append(frame)
             }

@@ -23,7 +23,7 @@ struct LoopingY4MProvider: VideoFrameProvider {
     /// Opens `path` and checks that it holds at least one picture.
     init(path: String) throws(ParleyMedia.MediaFileError) {
         var probe = try Y4MFileProvider(path: path)
-        var frame = VideoFrame(width: probe.width, height: probe.height)
+        var frame = VideoFrame(validatedWidth: probe.width, height: probe.height)  // checked when the header was read
         guard try probe.readPicture(into: &frame) else {
             throw ParleyMedia.MediaFileError.invalidArgument(path: path, reason: "the file holds no video frames")
         }
@@ -84,7 +84,7 @@ struct CallCamera: ~Copyable {
     init?(_ kind: CallVideoSourceKind?, clock: any MediaClock) throws {
         switch kind {
         case .file(let path):
-            let source = ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
+            let source = try ClockedVideoSource(try LoopingY4MProvider(path: path), clock: clock)
             (width, height, framesPerSecond) = (source.width, source.height, source.framesPerSecond)
             file = consume source
         case .device(let path):

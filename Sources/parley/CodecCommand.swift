@@ -156,7 +156,7 @@ private func vpxRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Stri
     var encoder = try VPXEncoder(config)
     var decoder = try VPXDecoder(codec: codec)
     var packet = VPXPacket()
-    var decoded = VideoFrame(width: video.width, height: video.height)
+    var decoded = try VideoFrame(width: video.width, height: video.height)
     var bytes = 0, keyframes = 0, psnrSum = 0.0, psnrMin = Double.infinity, compared = 0
     for f in video.frames {
         guard try encoder.encode(f, into: &packet) else { continue }

@@ -335,7 +335,7 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
     let decodeToY4M: Bool
     var assembler = VP8FrameAssembler()
     var decoder: VPXDecoder
-    var picture = VideoFrame(width: 16, height: 16)
+    var picture = VideoFrame(validatedWidth: 16, height: 16)  // resized by the decoder
     var tsUnwrapper = TimestampUnwrapper()
     var firstTimestamp: Int64?
     var frames = 0, keyframeRequests = 0, decodeErrors = 0
@@ -354,19 +354,22 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
     mutating func control(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {}
 
     mutating func accept(_ bytes: UnsafeRawBufferPointer, _ packet: RTPPacketView, at now: MonotonicTime) throws {
-        var events: [(data: [UInt8], ts: UInt32, key: Bool, w: Int, h: Int)] = []
-        assembler.insert(packet, nowNanoseconds: now.nanoseconds) { e in
-            switch e {
-            case .frame(let f): events.append((Array(f.data), f.timestamp, f.header.isKeyframe, f.header.width, f.header.height))
-            case .keyframeRequest: keyframeRequests += 1
-            }
-        }
-        for e in events { try write(e.data, ts: e.ts, key: e.key, w: e.w, h: e.h) }
+        assembler.insert(packet, nowNanoseconds: now.nanoseconds)
+        try takeEvents()
     }
 
     mutating func tick(now: MonotonicTime) throws {
-        assembler.advance(nowNanoseconds: now.nanoseconds) { e in
-            if case .keyframeRequest = e { keyframeRequests += 1 }
+        assembler.advance(nowNanoseconds: now.nanoseconds)
+        try takeEvents()
+    }
+
+    /// Writes each frame the assembler completed; counts its keyframe requests.
+    mutating func takeEvents() throws {
+        while let e = assembler.nextEvent() {
+            switch e {
+            case .frame(let f): try write(f.data, ts: f.timestamp, key: f.header.isKeyframe, w: f.header.width, h: f.header.height)
+            case .keyframeRequest: keyframeRequests += 1
+            }
         }
     }
 
@@ -374,7 +377,7 @@ private struct VP8ReceiveSink: ReceiveSink, ~Copyable {
         assembler = VP8FrameAssembler()
     }
 
-    mutating func write(_ data: [UInt8], ts: UInt32, key: Bool, w: Int, h: Int) throws {
+    mutating func write(_ data: UnsafeRawBufferPointer, ts: UInt32, key: Bool, w: Int, h: Int) throws {
         let t = tsUnwrapper.unwrap(ts)
         if firstTimestamp == nil { firstTimestamp = t }
         frames += 1

@@ -205,7 +205,7 @@ struct VideoRecordOptions {
 
 private func recordVideo<Source: VideoCaptureSource & ~Copyable>(_ source: inout Source, name: String,
                                                                  _ o: VideoRecordOptions) throws {
-    var frame = VideoFrame(width: o.size.width, height: o.size.height)
+    var frame = try VideoFrame(width: o.size.width, height: o.size.height)
     var written = 0
     if o.output.lowercased().hasSuffix(".y4m") {
         var y4m = try ParleyMedia.Y4MWriter(path: o.output, header: ParleyMedia.Y4MHeader(width: o.size.width, height: o.size.height,

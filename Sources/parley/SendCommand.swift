@@ -199,7 +199,7 @@ private func sendVideo<T: PacketTransport & ~Copyable>(_ options: SendOptions, o
                                          payloadType: payloadType, firstTimestamp: UInt32.random(in: 0...UInt32.max),
                                          ntpOffset: MonotonicTime.wallClockNTPOffset())
     let start = MonotonicTime.now()
-    var frame = VideoFrame(width: h.width, height: h.height)
+    var frame = try VideoFrame(width: h.width, height: h.height)
     var i = 0
     while try reader.read(into: &frame) {
         defer { i += 1 }

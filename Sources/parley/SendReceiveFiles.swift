@@ -117,8 +117,12 @@ func readY4M(_ path: String) throws(MediaFileError) -> Y4MVideo {
         p = end + 1
         guard p + frameBytes <= b.count else { throw MediaFileError(path: path, reason: "frame \(index) truncated") }
         let ts = UInt32(truncatingIfNeeded: index * 90_000 * den / num)
-        frames.append(VideoFrame(width: w, height: h, strideY: w, strideUV: (w + 1) / 2,
-                                 data: Array(b[p..<(p + frameBytes)]), timestamp: ts))
+        do {
+            frames.append(try VideoFrame(width: w, height: h, strideY: w, strideUV: (w + 1) / 2,
+                                         data: Array(b[p..<(p + frameBytes)]), timestamp: ts))
+        } catch {
+            throw MediaFileError(path: path, reason: "frame \(index): \(error)")
+        }
         p += frameBytes
         index += 1
     }

@@ -18,7 +18,7 @@ private let sampleVideo = URL(fileURLWithPath: #filePath).deletingLastPathCompon
 private func loadPictures() throws -> [VideoFrame] {
     var reader = try Y4MReader(path: sampleVideo.path)
     var frames: [VideoFrame] = []
-    var frame = VideoFrame(width: reader.header.width, height: reader.header.height)
+    var frame = try VideoFrame(width: reader.header.width, height: reader.header.height)
     while frames.count < 60, try reader.read(into: &frame) { frames.append(frame) }
     return frames
 }

@@ -90,7 +90,7 @@ func syntheticVideo(frames: Int = 60) -> [VideoFrame] {
     var rng = SplitMix64(state: 3)
     let texture = (0..<(320 * 240)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 24) }
     return (0..<frames).map { k in
-        var f = VideoFrame(width: 320, height: 240, timestamp: UInt32(k * 3000))
+        var f = try! VideoFrame(width: 320, height: 240, timestamp: UInt32(k * 3000))  // a valid size
         f.withUnsafeMutablePlanes { y, u, v in
             for r in 0..<240 {
                 for c in 0..<320 {

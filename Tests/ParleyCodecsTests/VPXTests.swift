@@ -13,7 +13,7 @@ struct VPXTests {
         var encoder = try VPXEncoder(config)
         var decoder = try VPXDecoder(codec: codec)
         var packet = VPXPacket()
-        var decoded = VideoFrame(width: 16, height: 16)
+        var decoded = try VideoFrame(width: 16, height: 16)
         var psnr = 0.0, bytes = 0
         for (i, f) in frames.enumerated() {
             #expect(try encoder.encode(f, into: &packet))
@@ -80,7 +80,7 @@ struct VPXTests {
         let cases: [[UInt8]] = [[], Array(key.data.prefix(5)), Array(key.data.prefix(12)), garbage, headerless]
         for data in cases {
             var decoder = try VPXDecoder(codec: codec)
-            var out = VideoFrame(width: 320, height: 240)
+            var out = try VideoFrame(width: 320, height: 240)
             do {
                 try decoder.decode(data, into: &out)
                 Issue.record("\(codec) decoder accepted \(data.count) corrupt bytes")
@@ -100,8 +100,9 @@ struct VPXTests {
     @Test func wrongPictureSizeAndBadSettingsThrow() throws {
         var encoder = try VPXEncoder(VPXEncoderConfiguration(codec: .vp8, width: 320, height: 240))
         var packet = VPXPacket()
+        let larger = try VideoFrame(width: 640, height: 480)
         do {
-            try encoder.encode(VideoFrame(width: 640, height: 480), into: &packet)
+            try encoder.encode(larger, into: &packet)
             Issue.record("encoded a 640x480 picture with a 320x240 encoder")
         } catch {
             #expect(error.code == .invalidParameter)
@@ -121,7 +122,7 @@ struct VPXTests {
         var encoder = try VPXEncoder(config)
         var decoder = try VPXDecoder(codec: codec, threads: 2)
         var packet = VPXPacket()
-        var decoded = VideoFrame(width: 320, height: 240)
+        var decoded = try VideoFrame(width: 320, height: 240)
         var psnr = 0.0
         let frames = try sampleVideo()
         for f in frames {
@@ -136,7 +137,7 @@ struct VPXTests {
         for codec in VPXCodec.allCases {
             var encoder = try VPXEncoder(VPXEncoderConfiguration(codec: codec, width: 176, height: 144))
             var packet = VPXPacket()
-            var f = VideoFrame(width: 176, height: 144)
+            var f = try VideoFrame(width: 176, height: 144)
             try encoder.encode(f, into: &packet)
             let key = try VPXFrameInfo(parsing: packet.data, codec: codec)
             #expect(key.isKeyframe && key.width == 176 && key.height == 144 && key.isShown && key.profile == 0)

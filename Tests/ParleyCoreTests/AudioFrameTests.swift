@@ -31,12 +31,43 @@ import Testing
         #expect(f.samples.allSatisfy { $0 == 9 })
     }
 
-    @Test func videoFramePlaneLayout() {
-        let v = VideoFrame(width: 321, height: 241)
+    @Test func videoFramePlaneLayout() throws {
+        let v = try VideoFrame(width: 321, height: 241)
         #expect(v.chromaWidth == 161 && v.chromaHeight == 121)
         #expect(v.offsetU == 321 * 241)
         #expect(v.data.count == 321 * 241 + 2 * 161 * 121)
         #expect(v.data[0] == 16 && v.data[v.offsetU] == 128)
+    }
+
+    @Test func aVideoFrameOfNoSizeOrTooLargeIsAnError() {
+        for (w, h) in [(0, 240), (320, 0), (-2, 240), (320, -1), (Int.min, Int.min)] {
+            #expect(throws: VideoFrameError.sizeNotPositive(width: w, height: h)) { try VideoFrame(width: w, height: h) }
+        }
+        let big = VideoFrame.maximumDimension + 1
+        #expect(throws: VideoFrameError.sizeTooLarge(width: big, height: 2)) { try VideoFrame(width: big, height: 2) }
+        #expect(throws: VideoFrameError.sizeTooLarge(width: 2, height: Int.max)) { try VideoFrame(width: 2, height: Int.max) }
+    }
+
+    @Test func planeDataThatDoesNotFitTheSizeAndStridesIsAnError() throws {
+        // 7x5: Y 9 x 5, U and V 4 x 3 each at stride 4.
+        let needed = 9 * 5 + 2 * 4 * 3
+        #expect(throws: VideoFrameError.dataTooSmall(needed: needed, available: needed - 1)) {
+            try VideoFrame(width: 7, height: 5, strideY: 9, strideUV: 4, data: [UInt8](repeating: 0, count: needed - 1))
+        }
+        #expect(throws: VideoFrameError.strideOutOfRange(strideY: 6, strideUV: 4, width: 7)) {
+            try VideoFrame(width: 7, height: 5, strideY: 6, strideUV: 4, data: [UInt8](repeating: 0, count: 1000))
+        }
+        #expect(throws: VideoFrameError.strideOutOfRange(strideY: 7, strideUV: 3, width: 7)) {
+            try VideoFrame(width: 7, height: 5, strideY: 7, strideUV: 3, data: [UInt8](repeating: 0, count: 1000))
+        }
+        #expect(throws: VideoFrameError.strideOutOfRange(strideY: Int.max, strideUV: 4, width: 7)) {
+            try VideoFrame(width: 7, height: 5, strideY: Int.max, strideUV: 4, data: [])
+        }
+        #expect(throws: VideoFrameError.sizeNotPositive(width: 0, height: 5)) {
+            try VideoFrame(width: 0, height: 5, strideY: 8, strideUV: 4, data: [UInt8](repeating: 0, count: 1000))
+        }
+        let fits = try VideoFrame(width: 7, height: 5, strideY: 9, strideUV: 4, data: [UInt8](repeating: 1, count: needed))
+        #expect(fits.data.count == needed && fits.offsetV == 9 * 5 + 4 * 3)
     }
 
     @Test func monotonicClockAdvances() {

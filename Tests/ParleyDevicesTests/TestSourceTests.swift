@@ -288,7 +288,7 @@ import ParleyMedia
         var camera = try Y4MFileSource(Y4MFileProvider(path: Self.video), clock: clock)
         #expect(camera.width == 320 && camera.height == 240 && camera.framesPerSecond == 30)
         var frame = camera.makeFrame()
-        var expected = VideoFrame(width: 320, height: 240)
+        var expected = try VideoFrame(width: 320, height: 240)
         var n = 0
         while try camera.read(into: &frame) {
             let more = try direct.read(into: &expected)
@@ -307,5 +307,51 @@ import ParleyMedia
         var stamps: [UInt32] = []
         for try await picture in stream { stamps.append(picture.timestamp) }
         #expect(!stamps.isEmpty && stamps == (0..<stamps.count).map { UInt32($0 * 3_000) })
+    }
+}
+
+/// A provider reporting whatever size and rate it is given, for the sources' checks.
+private struct SizedProvider: VideoFrameProvider {
+    typealias Failure = Never
+    let width: Int
+    let height: Int
+    let framesPerSecond: Double
+    mutating func readPicture(into frame: inout VideoFrame) -> Bool { true }
+}
+
+@Suite struct TimedVideoSourceTests {
+    @Test func aProviderOfNoSizeOrTooLargeIsAnErrorForBothTimings() {
+        let big = VideoFrame.maximumDimension + 1
+        for (w, h) in [(0, 240), (320, -1)] {
+            #expect(throws: VideoSourceConfigurationError.sizeNotPositive(width: w, height: h)) {
+                _ = try ClockedVideoSource(SizedProvider(width: w, height: h, framesPerSecond: 30))
+            }
+            #expect(throws: VideoSourceConfigurationError.sizeNotPositive(width: w, height: h)) {
+                _ = try PacedVideoSource(SizedProvider(width: w, height: h, framesPerSecond: 30))
+            }
+        }
+        #expect(throws: VideoSourceConfigurationError.sizeTooLarge(width: big, height: 2)) {
+            _ = try ClockedVideoSource(SizedProvider(width: big, height: 2, framesPerSecond: 30))
+        }
+        // Only the paced timing needs a frame rate.
+        #expect(throws: VideoSourceConfigurationError.frameRateNotPositive(0)) {
+            _ = try PacedVideoSource(SizedProvider(width: 4, height: 4, framesPerSecond: 0))
+        }
+        #expect(throws: Never.self) { _ = try ClockedVideoSource(SizedProvider(width: 4, height: 4, framesPerSecond: 0)) }
+    }
+
+    @Test func clockedReadsAreStampedWithTheReadTimeAndPacedOnesWithTheirDueTime() throws {
+        let clock = VirtualMediaClock()
+        var clocked = try ClockedVideoSource(SizedProvider(width: 4, height: 4, framesPerSecond: 30), clock: clock)
+        var paced = try PacedVideoSource(SizedProvider(width: 4, height: 4, framesPerSecond: 25), clock: clock)
+        var frame = paced.makeFrame()
+        for n in 0..<3 {
+            #expect(try clocked.read(into: &frame))
+            #expect(frame.captureTime == clock.now() && frame.timestamp == UInt32(n * 9_000))
+            #expect(try paced.read(into: &frame))
+            #expect(frame.timestamp == UInt32(n * 3_600))
+            clock.advance(byNanoseconds: 100_000_000)
+        }
+        #expect(clocked.framesDelivered == 3 && paced.framesDelivered == 3)
     }
 }

@@ -104,7 +104,7 @@ import Testing
         #expect(V4L2.fourcc(parley_V4L2_PIX_FMT_MJPEG()) == "MJPG")
     }
 
-    @Test func planesWithPaddedRowsCopyIntoATightFrame() {
+    @Test func planesWithPaddedRowsCopyIntoATightFrame() throws {
         // 6x4 picture, rows padded to 8 bytes (chroma 4): Y = 10*row+col, U = 100+.., V = 200+..
         let w = 6, h = 4, bpl = 8
         var src = [UInt8](repeating: 0xEE, count: bpl * h + 2 * (bpl / 2) * (h / 2))
@@ -113,7 +113,7 @@ import Testing
             src[bpl * h + r * 4 + c] = UInt8(100 + 10 * r + c)
             src[bpl * h + 8 + r * 4 + c] = UInt8(200 + 10 * r + c)
         } }
-        var frame = VideoFrame(width: w, height: h)
+        var frame = try VideoFrame(width: w, height: h)
         let ok = src.withUnsafeBytes { V4L2.copyI420(from: $0, bytesPerLine: bpl, into: &frame) }
         #expect(ok)
         #expect(Array(frame.data[0..<24]) == (0..<4).flatMap { r in (0..<6).map { UInt8(10 * r + $0) } })

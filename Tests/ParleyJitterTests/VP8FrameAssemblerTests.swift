@@ -244,4 +244,92 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
         }
         #expect(a.statistics.packets == 20_000)
     }
+
+    /// The events ``VP8FrameAssembler/nextEvent()`` gives, in order, with each frame's bytes.
+    private enum Taken: Equatable {
+        case frame([UInt8], key: Bool)
+        case request(VP8KeyframeRequestReason)
+    }
+
+    private func take(_ a: inout VP8FrameAssembler) -> [Taken] {
+        var out: [Taken] = []
+        while let e = a.nextEvent() {
+            switch e {
+            case .frame(let f): out.append(.frame(Array(f.data), key: f.header.isKeyframe))
+            case .keyframeRequest(let r): out.append(.request(r))
+            }
+        }
+        return out
+    }
+
+    private func insert(_ a: inout VP8FrameAssembler, _ p: Packet, at now: Int64) {
+        p.payload.withUnsafeBytes { b in
+            a.insert(payload: b, sequenceNumber: p.seq, timestamp: p.ts, marker: p.marker, nowNanoseconds: now)
+        }
+    }
+
+    /// Pulled events come in the order the assembler decides them: a complete frame at once;
+    /// nothing while a packet is missing within the timeout; then the keyframe request before
+    /// the frames it releases (a lost non-reference frame) or holds back (a lost reference).
+    @Test func pulledEventsFollowCompletionLossAndTimeoutInOrder() {
+        let stream = [vp8Frame(key: true, size: 900, seed: 1), vp8Frame(key: false, size: 700, seed: 2),
+                      vp8Frame(key: false, size: 500, seed: 3), vp8Frame(key: false, size: 700, seed: 4),
+                      vp8Frame(key: false, size: 400, seed: 5)]
+        let packets = packetize(stream, firstSeq: 65_530, nonReference: [1])
+        func of(_ frame: Int) -> [Packet] { packets.filter { $0.ts == UInt32(frame * 3000) } }
+        var a = VP8FrameAssembler()
+        var now: Int64 = 0
+        // The keyframe: complete with its last packet, taken once.
+        for p in of(0) {
+            insert(&a, p, at: now)
+            now += 1_000_000
+            if !p.marker { #expect(take(&a).isEmpty) }
+        }
+        #expect(take(&a) == [.frame(stream[0], key: true)])
+        #expect(a.nextEvent() == nil)
+        // Frame 1 (non-reference) loses its second packet; frame 2 arrives whole behind it.
+        for p in of(1) where p.seq != of(1)[1].seq { insert(&a, p, at: now); #expect(take(&a).isEmpty) }
+        for p in of(2) { insert(&a, p, at: now); #expect(take(&a).isEmpty) }
+        a.advance(nowNanoseconds: now + 50_000_000)
+        #expect(take(&a).isEmpty)  // within the 100 ms timeout
+        now += 200_000_000
+        a.advance(nowNanoseconds: now)
+        #expect(take(&a) == [.request(.incompleteFrame), .frame(stream[2], key: false)])
+        // Frame 3 (a reference) loses its marker packet; frame 4 then cannot be decoded.
+        for p in of(3) where !p.marker { insert(&a, p, at: now); #expect(take(&a).isEmpty) }
+        for p in of(4) { insert(&a, p, at: now); #expect(take(&a).isEmpty) }
+        now += 200_000_000
+        a.advance(nowNanoseconds: now)
+        #expect(take(&a) == [.request(.incompleteFrame)])
+        #expect(a.statistics.framesDroppedWaitingForKeyframe == 1)
+        #expect(a.statistics.framesAssembled == 2 && a.statistics.keyframeRequests == 2)
+        #expect(a.statistics.eventsDropped == 0)
+    }
+
+    /// One packet can release a whole window of frames: every one is queued, in order.
+    @Test func oneInsertReleasingAWholeWindowQueuesEveryFrame() throws {
+        var config = VP8FrameAssembler.Configuration()
+        config.windowPackets = 8
+        config.keyframeRequestIntervalNanoseconds = 0
+        var a = try VP8FrameAssembler(configuration: config)
+        let stream = [vp8Frame(key: true, size: 500, seed: 1)] + (2...7).map { vp8Frame(key: false, size: 100, seed: UInt8($0)) }
+        let packets = packetize(stream, firstSeq: 0)  // the keyframe in 2 packets, then 1 each
+        #expect(packets.count == 8)
+        insert(&a, packets[0], at: 0)
+        for p in packets[2...] { insert(&a, p, at: 0); #expect(take(&a).isEmpty) }
+        insert(&a, packets[1], at: 0)
+        #expect(take(&a) == stream.enumerated().map { Taken.frame($1, key: $0 == 0) })
+    }
+
+    /// Events left untaken are dropped by the next call and counted; nothing else changes.
+    @Test func eventsNotTakenBeforeTheNextCallAreDroppedAndCounted() {
+        var a = VP8FrameAssembler()
+        let packets = packetize(frames, firstSeq: 10)
+        for p in packets where p.ts == 0 { insert(&a, p, at: 0) }
+        a.advance(nowNanoseconds: 1_000_000)
+        #expect(a.nextEvent() == nil)
+        #expect(a.statistics.eventsDropped == 1 && a.statistics.framesAssembled == 1)
+        for p in packets where p.ts == 3000 { insert(&a, p, at: 2_000_000) }
+        #expect(take(&a) == [.frame(frames[1], key: false)])
+    }
 }

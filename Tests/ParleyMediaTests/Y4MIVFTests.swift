@@ -12,7 +12,7 @@ import Testing
         #expect(r.header.colourspace == .c420jpeg)
         let sink = MemoryByteSink()
         var w = try Y4MWriter(sink: sink, header: r.header)
-        var frame = VideoFrame(width: 320, height: 240)
+        var frame = try VideoFrame(width: 320, height: 240)
         var timestamps: [UInt32] = []
         while try r.read(into: &frame) {
             timestamps.append(frame.timestamp)
@@ -31,7 +31,7 @@ import Testing
         var frames: [VideoFrame] = []
         for _ in 0..<3 {
             let data = (0..<(9 * 5 + 2 * 6 * 3)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            frames.append(VideoFrame(width: 7, height: 5, strideY: 9, strideUV: 6, data: data))
+            frames.append(try VideoFrame(width: 7, height: 5, strideY: 9, strideUV: 6, data: data))
         }
         let sink = MemoryByteSink()
         var w = try Y4MWriter(sink: sink, header: header)
@@ -39,7 +39,7 @@ import Testing
         #expect(sink.bytes.count == header.line.utf8.count + 1 + 3 * (6 + header.frameByteCount))
         var r = try Y4MReader(bytes: sink.bytes)
         #expect(r.header == header)
-        var back = VideoFrame(width: 7, height: 5, strideY: 8, strideUV: 4, data: [UInt8](repeating: 0, count: 8 * 5 + 2 * 4 * 3))
+        var back = try VideoFrame(width: 7, height: 5, strideY: 8, strideUV: 4, data: [UInt8](repeating: 0, count: 8 * 5 + 2 * 4 * 3))
         for f in frames {
             #expect(try r.read(into: &back))
             for y in 0..<5 { for x in 0..<7 { #expect(back.data[y * 8 + x] == f.data[y * 9 + x]) } }
@@ -71,14 +71,14 @@ import Testing
         // A frame cut short: 4x4 needs 24 bytes; 10 are there.
         let header = "YUV4MPEG2 W4 H4 F30:1\n"
         var r = try Y4MReader(bytes: Array((header + "FRAME\n").utf8) + [UInt8](repeating: 9, count: 10))
-        var f = VideoFrame(width: 4, height: 4)
+        var f = try VideoFrame(width: 4, height: 4)
         #expect(mediaError { _ = try r.read(into: &f) }
                 == .truncated(path: "<memory>", offset: header.utf8.count + 6, expected: 24, got: 10))
         var r2 = try Y4MReader(bytes: Array((header + "FRAMX\n").utf8))
         #expect(mediaError { _ = try r2.read(into: &f) }
                 == .corrupt(path: "<memory>", reason: "expected a FRAME line", offset: header.utf8.count))
         var r3 = try Y4MReader(bytes: Array(header.utf8))
-        var wrong = VideoFrame(width: 8, height: 4)
+        var wrong = try VideoFrame(width: 8, height: 4)
         guard case .invalidArgument? = mediaError({ _ = try r3.read(into: &wrong) }) else {
             Issue.record("size mismatch"); return
         }

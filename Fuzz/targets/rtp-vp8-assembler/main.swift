@@ -22,16 +22,18 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         p += 5 + len
         let ts = UInt32(flags >> 2) * 3000
         assembler.insert(payload: payload, sequenceNumber: seq, timestamp: ts, marker: flags & 1 != 0,
-                         nowNanoseconds: now) { e in
+                         nowNanoseconds: now)
+        while let e = assembler.nextEvent() {
             if case .frame(let f) = e { precondition(f.data.count > 0); frames += 1 }
         }
         stats.update(sequenceNumber: seq, timestamp: ts, arrivalNanoseconds: now, payloadBytes: len)
     }
-    assembler.advance(nowNanoseconds: now + 10_000_000_000) { e in
+    assembler.advance(nowNanoseconds: now + 10_000_000_000)
+    while let e = assembler.nextEvent() {
         if case .frame(let f) = e { precondition(f.data.count > 0); frames += 1 }
     }
     let s = assembler.statistics
-    precondition(s.framesAssembled == frames)
+    precondition(s.framesAssembled == frames && s.eventsDropped == 0)
     let c = stats.counters
     precondition(c.packets + c.duplicates + c.probation + c.badSequence >= 0)
     _ = stats.makeReceptionReport(ssrc: 1, nowNanoseconds: now)
