@@ -279,29 +279,6 @@ public struct VP8FrameAssembler {
         }
     }
 
-    /// Adds one RTP packet and calls `emit` with each event it queued (see
-    /// ``insert(_:nowNanoseconds:)`` and ``nextEvent()``): for owners that need nothing else
-    /// of their own state while handling an event.
-    public mutating func insert(_ packet: RTPPacketView, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
-        insert(packet, nowNanoseconds: nowNanoseconds)
-        while let event = nextEvent() { emit(event) }
-    }
-
-    /// Adds one packet given by its fields and calls `emit` with each event it queued; see
-    /// ``insert(_:nowNanoseconds:emit:)``.
-    public mutating func insert(payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, timestamp: UInt32,
-                                marker: Bool, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
-        insert(payload: payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker,
-               nowNanoseconds: nowNanoseconds)
-        while let event = nextEvent() { emit(event) }
-    }
-
-    /// ``advance(nowNanoseconds:)``, then calls `emit` with each event it queued.
-    public mutating func advance(nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
-        advance(nowNanoseconds: nowNanoseconds)
-        while let event = nextEvent() { emit(event) }
-    }
-
     /// Changes how long a missing packet is waited for (negative values mean 0), for example
     /// once retransmissions can be asked for: from the next check on.
     public mutating func setCompletionTimeout(nanoseconds: Int64) {

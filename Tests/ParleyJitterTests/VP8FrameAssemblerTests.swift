@@ -333,3 +333,18 @@ private func feed(_ assembler: inout VP8FrameAssembler, _ packets: [Packet], int
         #expect(take(&a) == [.frame(frames[1], key: false)])
     }
 }
+
+/// The scenarios below hand each event to a closure as it comes: insert or advance, then take
+/// every queued event.
+extension VP8FrameAssembler {
+    fileprivate mutating func insert(payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, timestamp: UInt32,
+                                     marker: Bool, nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+        insert(payload: payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, nowNanoseconds: nowNanoseconds)
+        while let event = nextEvent() { emit(event) }
+    }
+
+    fileprivate mutating func advance(nowNanoseconds: Int64, emit: (VP8AssemblerEvent) -> Void) {
+        advance(nowNanoseconds: nowNanoseconds)
+        while let event = nextEvent() { emit(event) }
+    }
+}
