@@ -47,7 +47,7 @@ for name in "${targets[@]}"; do
   [ -f "$dir/flags.txt" ] && mapfile -t flags < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$dir/flags.txt" | grep -v '^$')
   echo "fuzz: building $name (${#sources[@]} source files)"
   # ld.gold prints harmless "Cannot export local symbol '__asan_...'" lines; hide only those.
-  if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${name//[^A-Za-z0-9_]/_}" \
+  if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -package-name parley -module-name "Fuzz_${name//[^A-Za-z0-9_]/_}" \
         "${flags[@]}" "${sources[@]}" "$dir/main.swift" -o "$out/fuzzer" 2> "$out/build.log"; then
     grep -v "Cannot export local symbol" "$out/build.log" >&2 || true
     echo "fuzz: $name failed to build" >&2; status=1; continue

@@ -37,7 +37,7 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         } else {
             for _ in 0..<(1 + op >> 5) {
                 nowNs += 10_000_000
-                _ = out.withUnsafeMutableBufferPointer { buffer.get(at: MonotonicTime(nanoseconds: nowNs), into: $0, decoder: &decoder) }
+                _ = try? out.withUnsafeMutableBufferPointer { try buffer.get(at: MonotonicTime(nanoseconds: nowNs), into: $0, decoder: &decoder) }
             }
         }
         precondition(buffer.bufferedPackets <= c.capacity)
