@@ -11,9 +11,17 @@ public struct TalkSegment: Hashable, Sendable, CustomStringConvertible {
     /// End of talking (exclusive), in seconds; `end >= start`.
     public var end: Double
 
-    /// Creates a segment. Traps if `end < start` (a programming error).
-    public init(start: Double, end: Double) {
-        precondition(end >= start, "segment end \(end) before start \(start)")
+    /// Creates a segment.
+    /// - Throws: ``TalkSegmentError/invalidBounds(start:end:)`` unless both bounds are finite
+    ///   and `end >= start`.
+    public init(start: Double, end: Double) throws(TalkSegmentError) {
+        guard start.isFinite, end.isFinite, end >= start else { throw .invalidBounds(start: start, end: end) }
+        self.start = start
+        self.end = end
+    }
+
+    /// A segment whose bounds the caller has already ordered (the library's own detectors).
+    package init(orderedStart start: Double, end: Double) {
         self.start = start
         self.end = end
     }
@@ -22,6 +30,18 @@ public struct TalkSegment: Hashable, Sendable, CustomStringConvertible {
     public var duration: Double { end - start }
 
     public var description: String { "[\(start), \(end))" }
+}
+
+/// A talking segment that cannot be built from the bounds given.
+public enum TalkSegmentError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A bound is not finite, or `end` is before `start`.
+    case invalidBounds(start: Double, end: Double)
+
+    public var description: String {
+        switch self {
+        case let .invalidBounds(start, end): "a talking segment needs finite bounds with end >= start (given \(start) to \(end))"
+        }
+    }
 }
 
 /// The talking statistics of one participant in a meeting (see ``MeetingStatistics``).
@@ -188,7 +208,7 @@ public struct MeetingStatistics: Sendable, Equatable {
             if let lastEnd = out.last?.end, start <= lastEnd {
                 out[out.count - 1].end = max(lastEnd, end)
             } else {
-                out.append(TalkSegment(start: start, end: end))
+                out.append(TalkSegment(orderedStart: start, end: end))
             }
         }
         return out

@@ -180,7 +180,7 @@ public struct TalkSegmentRecorder: Sendable {
             openedAt = e.segmentTime
         case .stopped:
             if let start = openedAt {
-                segments.append(TalkSegment(start: offset + start, end: offset + max(start, e.segmentTime)))
+                segments.append(TalkSegment(orderedStart: offset + start, end: offset + max(start, e.segmentTime)))
             }
             openedAt = nil
         }

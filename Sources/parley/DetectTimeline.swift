@@ -96,7 +96,7 @@ func overlapRanges(_ tracks: [[TalkSegment]]) -> [TalkSegment] {
         let before = count
         count += d
         if before < 2 && count >= 2 { openedAt = t }
-        if before >= 2 && count < 2 && t > openedAt { out.append(TalkSegment(start: openedAt, end: t)) }
+        if before >= 2 && count < 2 && t > openedAt { out.append(TalkSegment(orderedStart: openedAt, end: t)) }
     }
     return out
 }

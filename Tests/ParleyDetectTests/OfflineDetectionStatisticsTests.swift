@@ -1,7 +1,14 @@
 import Testing
 import ParleyDetect
 
-private func seg(_ s: Double, _ e: Double) -> TalkSegment { TalkSegment(start: s, end: e) }
+private func seg(_ s: Double, _ e: Double) -> TalkSegment { try! TalkSegment(start: s, end: e) }
+
+@Test func aSegmentEndingBeforeItStartsOrUnboundedIsATypedError() throws {
+    #expect(throws: TalkSegmentError.invalidBounds(start: 2, end: 1)) { try TalkSegment(start: 2, end: 1) }
+    #expect(throws: TalkSegmentError.self) { try TalkSegment(start: .nan, end: 1) }
+    #expect(throws: TalkSegmentError.self) { try TalkSegment(start: 0, end: .infinity) }
+    #expect(try TalkSegment(start: 1, end: 1).duration == 0)
+}
 
 @Test func talkTimeShareTurnsAndLongestTurnAddUp() {
     let st = MeetingStatistics(participants: [("a", [seg(0, 4), seg(10, 12)]),

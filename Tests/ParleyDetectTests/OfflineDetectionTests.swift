@@ -207,7 +207,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
     let path = try mediaFiles()[0]
     let plain = try OfflineDetector().analyze(.init(path: path, participant: "p"))
     let shifted = try OfflineDetector().analyze(.init(path: path, participant: "p", offset: 7.25))
-    #expect(plain.tracks[0].segments.map { TalkSegment(start: $0.start + 7.25, end: $0.end + 7.25) }
+    #expect(plain.tracks[0].segments.map { TalkSegment(orderedStart: $0.start + 7.25, end: $0.end + 7.25) }
             == shifted.tracks[0].segments)
 }
 

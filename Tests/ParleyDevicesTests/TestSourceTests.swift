@@ -346,9 +346,11 @@ private struct SizedProvider: VideoFrameProvider {
         var paced = try PacedVideoSource(SizedProvider(width: 4, height: 4, framesPerSecond: 25), clock: clock)
         var frame = paced.makeFrame()
         for n in 0..<3 {
-            #expect(clocked.read(into: &frame))
+            let readClocked = clocked.read(into: &frame)
+            #expect(readClocked)
             #expect(frame.captureTime == clock.now() && frame.timestamp == UInt32(n * 9_000))
-            #expect(paced.read(into: &frame))
+            let readPaced = paced.read(into: &frame)
+            #expect(readPaced)
             #expect(frame.timestamp == UInt32(n * 3_600))
             clock.advance(byNanoseconds: 100_000_000)
         }
