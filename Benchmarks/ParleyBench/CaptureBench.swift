@@ -16,7 +16,7 @@ import Dispatch
 import Foundation
 import ParleyDevices
 
-private let captureFormat = AudioFormat(sampleRate: 16_000, channels: 1)
+private let captureFormat = try! AudioFormat(sampleRate: 16_000, channels: 1)   // a valid format
 private let captureFramesPerSample = 2_000
 /// 10 ms periods in the input file. A persistent reader reopens its PCM (before its frame
 /// loop) when a sample would read past the end, so every row always reads real data.

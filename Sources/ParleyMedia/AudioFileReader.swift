@@ -46,7 +46,9 @@ public final class AudioFileReader {
     private var staging: [Float] = []
 
     /// The audio format as a ParleyCore ``AudioFormat``.
-    public var format: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
+    public var format: AudioFormat {
+        try! AudioFormat(sampleRate: sampleRate, channels: channels)   // both checked positive in init
+    }
 
     /// Opens `path`. Throws a ``MediaFileError`` that names the file and the problem.
     public convenience init(path: String) throws(MediaFileError) {

@@ -563,7 +563,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
             let file = WAVFileSource<Int16>(try WAVFileProvider(path: o.audio), clock: clock)
             try session.addLocal(name: o.name, source: file, configuration: send, sendingOn: network)
         } else {
-            let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: AudioFormat(sampleRate: 16_000, channels: 1)))
+            let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
             try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
         }
     } catch {
@@ -582,7 +582,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
         if let out = o.output {
             mixWriter = try WAVWriter(path: out, format: WAVFormat(sampleRate: rate, channels: 1))
         } else {
-            speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: AudioFormat(sampleRate: rate, channels: 1)))
+            speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: try AudioFormat(sampleRate: rate, channels: 1)))
         }
         if let dir = o.outputEach { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
     } catch {

@@ -186,15 +186,15 @@ private final class FileSender {
     let tb = right.addTransport(b)
     var send = AudioSendConfiguration()
     send.ssrc = 0x1111
-    try left.addLocal(name: "reader", source: SampleProviderSource(ArraySampleProvider(format: AudioFormat(sampleRate: 16_000, channels: 1),
+    try left.addLocal(name: "reader", source: SampleProviderSource(ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
                                                                                     samples: reader.samples), clock: clock),
                       configuration: send, sendingOn: ta)
     send.ssrc = 0x2222
-    try right.addLocal(name: "carlo", source: SampleProviderSource(ArraySampleProvider(format: AudioFormat(sampleRate: 16_000, channels: 1),
+    try right.addLocal(name: "carlo", source: SampleProviderSource(ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
                                                                                     samples: carlo.samples), clock: clock),
                        configuration: send, sendingOn: tb)
     #expect(throws: CallSessionError.localAlreadyAdded) {
-        try right.addLocal(name: "x", source: ToneSource<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1)), sendingOn: tb)
+        try right.addLocal(name: "x", source: ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1)), sendingOn: tb)
     }
     var leftEvents: [CallEvent] = [], rightEvents: [CallEvent] = []
     left.onEvent = { leftEvents.append($0) }

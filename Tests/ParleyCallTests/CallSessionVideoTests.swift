@@ -75,7 +75,7 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
     let tb = right.addTransport(try SRTPTransport(b, sendKey: keyB, receiveKey: keyA))
 
     // Left sends 3 s of a tone and a moving pattern; right sends the tone and watches.
-    let format = AudioFormat(sampleRate: 16_000, channels: 1)
+    let format = try AudioFormat(sampleRate: 16_000, channels: 1)
     let tone = (0..<48_000).map { i in Int16(8_000 * sin(Double(i) * 2 * .pi * 300 / 16_000)) }
     var send = AudioSendConfiguration()
     send.ssrc = 0x1111

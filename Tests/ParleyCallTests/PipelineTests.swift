@@ -58,7 +58,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Test func toneSourceThroughTheSimulatedNetworkIsWrittenToAWAVFile() throws {
     let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
-    var tone = ToneSource<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
+    var tone = ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
                                  seconds: 2, framesPerRead: 320, clock: clock)
     var sender = try AudioSendPipeline()
     var link = try SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 10), seed: 1)
@@ -69,7 +69,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-call-tone-\(getpid()).wav").path
     defer { try? FileManager.default.removeItem(atPath: path) }
     var writer = try WAVWriter(path: path, format: WAVFormat(sampleRate: 16_000, channels: 1))
-    var frame = AudioFrame<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
+    var frame = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
     let scheduler = MediaScheduler(clock: clock)
     var ended = false
     var written = 0

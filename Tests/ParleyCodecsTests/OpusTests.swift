@@ -132,8 +132,8 @@ struct OpusTests {
     @Test func encodingAFrameOfAnotherFormatThrows() throws {
         var e = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
         var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
-        let wrongRate = AudioFrame<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
-        let wrongChannels = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
+        let wrongRate = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
+        let wrongChannels = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
         for frame in [wrongRate, wrongChannels] {
             do {
                 _ = try e.encode(frame, into: &packet)
@@ -142,7 +142,7 @@ struct OpusTests {
                 #expect(error.code == .badArgument && error.message.contains("does not match the encoder"))
             }
         }
-        let good = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 1), samplesPerChannel: 960)
+        let good = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 1), samplesPerChannel: 960)
         #expect(try e.encode(good, into: &packet) > 0)
     }
 

@@ -4,7 +4,7 @@ import Testing
 import ParleyMedia
 
 @Suite struct TestSourceTests {
-    let mono16k = AudioFormat(sampleRate: 16_000, channels: 1)
+    let mono16k = try! AudioFormat(sampleRate: 16_000, channels: 1)
 
     @Test func toneOnAManualClockIsPacedAndTimedLikeADevice() {
         let clock = VirtualMediaClock()
@@ -26,8 +26,8 @@ import ParleyMedia
         #expect(!more)
     }
 
-    @Test func toneValuesFollowTheSineAndFillEveryChannel() {
-        let stereo = AudioFormat(sampleRate: 8_000, channels: 2)
+    @Test func toneValuesFollowTheSineAndFillEveryChannel() throws {
+        let stereo = try AudioFormat(sampleRate: 8_000, channels: 2)
         var tone = ToneSource<Float>(format: stereo, frequency: 500, amplitude: 0.25, clock: VirtualMediaClock())
         var frame = AudioFrame<Float>(format: stereo, samplesPerChannel: 80)
         let read = tone.read(into: &frame)
@@ -128,7 +128,7 @@ import ParleyMedia
 
     struct BrokenProvider: AudioSampleProvider {
         struct Failure: Error, Equatable {}
-        let format = AudioFormat(sampleRate: 16_000, channels: 1)
+        let format = try! AudioFormat(sampleRate: 16_000, channels: 1)
         var calls = 0
         mutating func readSamples(into buffer: UnsafeMutableBufferPointer<Int16>) throws(Failure) -> Int {
             calls += 1
@@ -241,7 +241,7 @@ import ParleyMedia
         let clock = VirtualMediaClock()
         let t0 = clock.now()
         var source = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: clock)
-        #expect(source.format == AudioFormat(sampleRate: 16_000, channels: 1))
+        #expect(try source.format == AudioFormat(sampleRate: 16_000, channels: 1))
         var frame = AudioFrame<Int16>(format: source.format, samplesPerChannel: source.framesPerRead)
         var got: [Int16] = []
         var frames = 0
