@@ -48,7 +48,7 @@ func startCall() throws {
         default: break
         }
     }
-    session.run(until: clock.now().advanced(bySeconds: 60))
+    try session.run(until: clock.now().advanced(bySeconds: 60))
     if let failure = session.localFailure { print("capture stopped: \(failure)") }
 }
 

@@ -319,7 +319,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     signal(SIGINT) { _ in hangUp.store(true, ordering: .relaxed) }
     signal(SIGTERM) { _ in hangUp.store(true, ordering: .relaxed) }
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
-    session.run()
+    try session.run()
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)

@@ -673,7 +673,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     signal(SIGTERM) { _ in leaveRequested.store(true, ordering: .relaxed) }
     signal(SIGUSR1) { _ in muteToggles.add(1, ordering: .relaxed) }
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
-    session.run()
+    try session.run()
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)
