@@ -186,8 +186,8 @@ nonisolated(unsafe) private var soakStorage: SoakResult?
 private var soak: SoakResult {
     if let s = soakStorage { return s }
     let seconds = Double(ProcessInfo.processInfo.environment["PARLEY_SOAK_SECONDS"] ?? "") ?? 120
-    var network = NetworkScenario.room(lossPercent: 0, jitterMs: 10)
-    network.loss = GilbertElliott.bursty(meanLoss: 0.10, meanBurst: 3)
+    var network = try! NetworkScenario.room(lossPercent: 0, jitterMs: 10)   // valid constants
+    network.loss = try! GilbertElliott.bursty(meanLoss: 0.10, meanBurst: 3)
     network.spikesPerSecond = 0.05
     network.spikeHeightMs = 400
     let dir = sampleMediaDirectory.appendingPathComponent("conversation")

@@ -16,7 +16,7 @@ import Dispatch
 import Foundation
 import ParleyDevices
 
-private let captureFormat = AudioFormat(sampleRate: 16_000, channels: 1)
+private let captureFormat = try! AudioFormat(sampleRate: 16_000, channels: 1)   // a valid format
 private let captureFramesPerSample = 2_000
 /// 10 ms periods in the input file. A persistent reader reopens its PCM (before its frame
 /// loop) when a sample would read past the end, so every row always reads real data.
@@ -112,7 +112,7 @@ private func streamFrames(_ n: Int) -> UInt64 {
     let mic = try! ALSACapture<Int16>(pcm: "benchcap", parameters: .init(format: captureFormat), configuration: tree)
     // The default-sized buffer (as a client would use it): frames the consumer cannot keep up
     // with are dropped and counted, and every captured frame still costs its capture and yield.
-    let stream = AudioCaptureStream(PrefixAudioSource(mic, frames: n))
+    let stream = try! AudioCaptureStream(try! PrefixAudioSource(mic, frames: n))   // n >= 0, default capacity
     let done = DispatchSemaphore(value: 0)
     final class Box: @unchecked Sendable { var sum: UInt64 = 0; var count = 0 }
     let box = Box()

@@ -33,7 +33,7 @@ func startCall() throws {
         send.sampleRate = file.format.sampleRate
         try session.addLocal(name: "me", source: file, configuration: send, sendingOn: network)
     } else {
-        let mic = try ALSACapture<Int16>(parameters: ALSAParameters(format: AudioFormat(sampleRate: 16_000, channels: 1)))
+        let mic = try ALSACapture<Int16>(parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
         try session.addLocal(name: "me", source: mic, configuration: send, sendingOn: network)
     }
 
@@ -48,7 +48,7 @@ func startCall() throws {
         default: break
         }
     }
-    session.run(until: clock.now().advanced(bySeconds: 60))
+    try session.run(until: clock.now().advanced(bySeconds: 60))
     if let failure = session.localFailure { print("capture stopped: \(failure)") }
 }
 

@@ -482,7 +482,7 @@ public final class CallSession {
         guard transport.index >= 0, transport.index < transports.count else { throw CallSessionError.unknownTransport }
         guard !remotes.contains(where: { $0.name == name && !$0.left }) else { throw CallSessionError.duplicateName(name) }
         guard bySSRC[send.ssrc] == nil, localVideo?.sender.ssrc != send.ssrc else { throw CallSessionError.duplicateSSRC(send.ssrc) }
-        let format = AudioFormat(sampleRate: send.sampleRate, channels: 1)
+        let format = try AudioFormat(sampleRate: send.sampleRate, channels: 1)
         guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
         let sender = try AudioSendPipeline(configuration: send)
         let box = CaptureBox(source, frame: AudioFrame<Int16>(format: format, samplesPerChannel: send.packetSamples))
@@ -583,20 +583,31 @@ public final class CallSession {
     /// pictures skipped), both from now (a paced source starts its own clock at its first read,
     /// so the two agree and a read never waits behind the schedule), and the playout of every
     /// remote (every ``AudioReceiveConfiguration/frameMs``) from ``start``. Call once.
-    public func attach(to scheduler: MediaScheduler) {
+    /// - Throws: ``FramePacerError/periodNotPositive(_:)`` when the send configuration's
+    ///   `packetMs` or the receive configuration's `frameMs` is not positive; nothing is added then.
+    public func attach(to scheduler: MediaScheduler) throws(FramePacerError) {
         guard self.scheduler == nil else { return }
-        self.scheduler = scheduler
+        // The pacers first, so a bad period leaves the scheduler untouched.
         let captureOrigin = max(start, clock.now())
+        let frameMs = configuration.receive.frameMs
+        let playout = try FramePacer(periodNanoseconds: Double(frameMs) * 1e6, origin: start, policy: .catchUp)
+        var sendPacer: FramePacer?
         if let l = local {
-            let period = Double(l.sender.configuration.packetMs) * 1e6
-            sendID = scheduler.add("send-\(l.name)", pacer: FramePacer(periodNanoseconds: period, origin: captureOrigin, policy: .catchUp)) {
+            sendPacer = try FramePacer(periodNanoseconds: Double(l.sender.configuration.packetMs) * 1e6,
+                                       origin: captureOrigin, policy: .catchUp)
+        }
+        self.scheduler = scheduler
+        if let l = local, let sendPacer {
+            sendID = scheduler.add("send-\(l.name)", pacer: sendPacer) {
                 [unowned self] frames, _ in
                 for _ in frames where !l.ended { self.sendLocalFrame(l) }
             }
         }
         if let v = localVideo {
             var next: Int64 = 0
-            videoID = scheduler.add("video", pacer: FramePacer(framesPerSecond: v.framesPerSecond, origin: captureOrigin, policy: .dropLate)) {
+            // The rate was checked within 1...240 when the local video was added.
+            let pacer = try! FramePacer(framesPerSecond: v.framesPerSecond, origin: captureOrigin, policy: .dropLate)
+            videoID = scheduler.add("video", pacer: pacer) {
                 [unowned self] frames, _ in
                 guard !v.ended else { return }
                 // Pictures the pacer skipped (the call was late) are not captured.
@@ -605,8 +616,6 @@ public final class CallSession {
                 self.sendLocalVideoFrame(v)
             }
         }
-        let frameMs = configuration.receive.frameMs
-        let playout = FramePacer(periodNanoseconds: Double(frameMs) * 1e6, origin: start, policy: .catchUp)
         let framesPerDecision = max(1, Int((configuration.dominantInterval * 1000).rounded()) / frameMs)
         let framesPerStats = max(1, Int((configuration.statisticsInterval * 1000).rounded()) / frameMs)
         playoutID = scheduler.add("playout", pacer: playout) { [unowned self] frames, _ in
@@ -624,9 +633,10 @@ public final class CallSession {
 
     /// Runs the call on a scheduler of its own until `end` (default: until ``stop()`` or, with
     /// ``CallSessionConfiguration/endsWhenEveryoneLeft``, everyone left), then stops it.
-    public func run(until end: MonotonicTime = MonotonicTime(nanoseconds: .max)) {
+    /// - Throws: ``FramePacerError`` as ``attach(to:)`` does; the call has not run then.
+    public func run(until end: MonotonicTime = MonotonicTime(nanoseconds: .max)) throws(FramePacerError) {
         let scheduler = self.scheduler ?? MediaScheduler(clock: clock)
-        attach(to: scheduler)
+        try attach(to: scheduler)
         scheduler.runUntil(end, shouldStop: { self.isFinished })
         stop()
     }

@@ -41,17 +41,21 @@ public struct FramePacer: Sendable {
     public private(set) var statistics = PacerStatistics()
 
     /// A pacer at `framesPerSecond`, starting at `origin`.
+    /// - Throws: ``FramePacerError/frameRateNotPositive(_:)`` for a rate that is not positive
+    ///   and finite.
     public init(framesPerSecond: Double, origin: MonotonicTime, policy: LatePolicy,
-                toleranceNanoseconds: Int64 = 2_000_000) {
-        precondition(framesPerSecond > 0 && framesPerSecond.isFinite, "frame rate must be positive")
-        self.init(periodNanoseconds: 1e9 / framesPerSecond, origin: origin, policy: policy,
-                  toleranceNanoseconds: toleranceNanoseconds)
+                toleranceNanoseconds: Int64 = 2_000_000) throws(FramePacerError) {
+        guard framesPerSecond > 0 && framesPerSecond.isFinite else { throw .frameRateNotPositive(framesPerSecond) }
+        try self.init(periodNanoseconds: 1e9 / framesPerSecond, origin: origin, policy: policy,
+                      toleranceNanoseconds: toleranceNanoseconds)
     }
 
     /// A pacer with a period in nanoseconds (for audio: `packetMs * 1_000_000`).
+    /// - Throws: ``FramePacerError/periodNotPositive(_:)`` for a period that is not positive
+    ///   and finite.
     public init(periodNanoseconds: Double, origin: MonotonicTime, policy: LatePolicy,
-                toleranceNanoseconds: Int64 = 2_000_000) {
-        precondition(periodNanoseconds > 0 && periodNanoseconds.isFinite, "period must be positive")
+                toleranceNanoseconds: Int64 = 2_000_000) throws(FramePacerError) {
+        guard periodNanoseconds > 0 && periodNanoseconds.isFinite else { throw .periodNotPositive(periodNanoseconds) }
         self.periodNanoseconds = periodNanoseconds
         self.origin = origin
         self.policy = policy
@@ -150,6 +154,21 @@ public final class MediaScheduler {
                 }
             }
             if shouldStop() { return }
+        }
+    }
+}
+
+/// Why a ``FramePacer`` cannot be created.
+public enum FramePacerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The frame rate (frames per second) is zero, negative, infinite or not a number.
+    case frameRateNotPositive(Double)
+    /// The period (nanoseconds) is zero, negative, infinite or not a number.
+    case periodNotPositive(Double)
+
+    public var description: String {
+        switch self {
+        case let .frameRateNotPositive(f): "frame rate \(f) per second is not positive and finite"
+        case let .periodNotPositive(p): "frame period \(p) ns is not positive and finite"
         }
     }
 }

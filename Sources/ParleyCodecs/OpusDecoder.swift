@@ -153,7 +153,8 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
                 let buf = UnsafeMutableBufferPointer(start: raw?.assumingMemoryBound(to: Float.self), count: out.count)
                 return .success(try decodeFloat(p, into: buf, fec: fec, operation: "opus_decode_float"))
             }
-            preconditionFailure("unsupported sample type \(S.self)")
+            // AudioSample is public: a caller's own conformance is refused, not trapped on.
+            throw OpusError(code: OPUS_BAD_ARG, operation: "opus_decode", detail: "unsupported sample type \(S.self)")
         } catch {
             return .failure(error)
         }
@@ -162,6 +163,8 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     private func ctlGet(_ request: (OpaquePointer, UnsafeMutablePointer<opus_int32>) -> Int32, _ name: StaticString) -> Int {
         var v: opus_int32 = 0
         let r = request(state, &v)
+        // Only the getters of a live decoder are called here; libopus fails them only on a
+        // corrupt state, which no caller's value can cause.
         precondition(r == OPUS_OK, "\(name) failed: \(String(cString: opus_strerror(r)))")
         return Int(v)
     }
@@ -181,6 +184,7 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
             throw OpusError(code: OPUS_BAD_ARG, operation: "OPUS_SET_GAIN", detail: "gain \(gain) outside -32768...32767")
         }
         let r = parley_opus_decoder_set_gain(state, opus_int32(gain))
+        // The range was checked above, the only reason libopus refuses a gain.
         precondition(r == OPUS_OK, "OPUS_SET_GAIN failed")
     }
 
@@ -200,6 +204,7 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     public var finalRange: UInt32 {
         var v: opus_uint32 = 0
         let r = parley_opus_decoder_get_final_range(state, &v)
+        // Fails only on a corrupt state; no caller's value reaches it.
         precondition(r == OPUS_OK, "OPUS_GET_FINAL_RANGE failed")
         return v
     }
@@ -207,6 +212,7 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     /// Resets the decoder as if freshly created (`OPUS_RESET_STATE`), e.g. on a stream change.
     public mutating func reset() {
         let r = parley_opus_decoder_reset_state(state)
+        // Fails only on a corrupt state; no caller's value reaches it.
         precondition(r == OPUS_OK, "OPUS_RESET_STATE failed")
     }
 }

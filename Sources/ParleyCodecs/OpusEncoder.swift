@@ -205,7 +205,8 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
                 return .success(try encode(UnsafeBufferPointer(start: UnsafeRawPointer(p.baseAddress)?
                     .assumingMemoryBound(to: Float.self), count: p.count), into: out))
             }
-            preconditionFailure("unsupported sample type \(S.self)")
+            // AudioSample is public: a caller's own conformance is refused, not trapped on.
+            throw OpusError(code: OPUS_BAD_ARG, operation: "opus_encode", detail: "unsupported sample type \(S.self)")
         } catch {
             return .failure(error)
         }
@@ -216,12 +217,16 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     func ctlGet(_ request: (OpaquePointer, UnsafeMutablePointer<opus_int32>) -> Int32, _ name: StaticString) -> Int {
         var v: opus_int32 = 0
         let r = request(state, &v)
+        // Only the getters of a live encoder are called here; libopus fails them only on a
+        // corrupt state, which no caller's value can cause.
         precondition(r == OPUS_OK, "\(name) failed: \(String(cString: opus_strerror(r)))")
         return Int(v)
     }
 
     func ctlSet(_ request: (OpaquePointer, opus_int32) -> Int32, _ value: Int, _ name: StaticString) {
         let r = request(state, opus_int32(value))
+        // Every caller passes a value already checked (the throwing setters validate their
+        // ranges first) or taken from an enum or a Bool, so libopus cannot refuse it.
         precondition(r == OPUS_OK, "\(name)(\(value)) failed: \(String(cString: opus_strerror(r)))")
     }
 
@@ -318,6 +323,7 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     public var signal: OpusSignal {
         get {
             let v = ctlGet(parley_opus_encoder_get_signal, "OPUS_GET_SIGNAL")
+            // libopus reports only the values OpusSignal names (it stores what the setter took).
             guard let s = OpusSignal(rawValue: Int32(v)) else { preconditionFailure("unknown OPUS_GET_SIGNAL value \(v)") }
             return s
         }
@@ -329,6 +335,7 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     public var maxBandwidth: OpusBandwidth {
         get {
             let v = ctlGet(parley_opus_encoder_get_max_bandwidth, "OPUS_GET_MAX_BANDWIDTH")
+            // libopus reports only the bandwidths OpusBandwidth names.
             guard let b = OpusBandwidth(rawValue: Int32(v)) else { preconditionFailure("unknown bandwidth \(v)") }
             return b
         }
@@ -347,6 +354,7 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     public var finalRange: UInt32 {
         var v: opus_uint32 = 0
         let r = parley_opus_encoder_get_final_range(state, &v)
+        // Fails only on a corrupt state; no caller's value reaches it.
         precondition(r == OPUS_OK, "OPUS_GET_FINAL_RANGE failed")
         return v
     }
@@ -354,6 +362,7 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     /// Resets the codec state as if freshly created, keeping settings (`OPUS_RESET_STATE`).
     public mutating func reset() {
         let r = parley_opus_encoder_reset_state(state)
+        // Fails only on a corrupt state; no caller's value reaches it.
         precondition(r == OPUS_OK, "OPUS_RESET_STATE failed")
     }
 }

@@ -30,17 +30,37 @@ extension Float: AudioSample {
     }
 }
 
-/// The shape of an audio stream: sample rate and channel count.
+/// Why an ``AudioFormat`` or an ``AudioFrame`` cannot be created from a caller's values.
+public enum AudioFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The sample rate (Hz) is zero or negative.
+    case sampleRateNotPositive(Int)
+    /// The channel count is zero or negative.
+    case channelsNotPositive(Int)
+    /// `samples` interleaved samples are not a whole number of frames of `channels` channels.
+    case partialFrame(samples: Int, channels: Int)
+
+    public var description: String {
+        switch self {
+        case let .sampleRateNotPositive(r): "sample rate \(r) Hz is not positive"
+        case let .channelsNotPositive(c): "channel count \(c) is not positive"
+        case let .partialFrame(s, c): "\(s) interleaved samples are not whole frames of \(c) channels"
+        }
+    }
+}
+
+/// The shape of an audio stream: sample rate and channel count, both positive.
 public struct AudioFormat: Hashable, Sendable, CustomStringConvertible {
     /// Samples per second per channel, in Hz.
-    public var sampleRate: Int
+    public let sampleRate: Int
     /// Interleaved channel count (1 = mono, 2 = stereo).
-    public var channels: Int
+    public let channels: Int
 
-    /// Creates a format. Traps on a non-positive rate or channel count (a programming error).
-    public init(sampleRate: Int, channels: Int) {
-        precondition(sampleRate > 0, "sample rate must be positive")
-        precondition(channels > 0, "channel count must be positive")
+    /// Creates a format.
+    /// - Throws: ``AudioFormatError/sampleRateNotPositive(_:)`` or
+    ///   ``AudioFormatError/channelsNotPositive(_:)``.
+    public init(sampleRate: Int, channels: Int) throws(AudioFormatError) {
+        guard sampleRate > 0 else { throw .sampleRateNotPositive(sampleRate) }
+        guard channels > 0 else { throw .channelsNotPositive(channels) }
         self.sampleRate = sampleRate
         self.channels = channels
     }
@@ -75,11 +95,13 @@ public struct AudioFrame<Sample: AudioSample>: Sendable {
     public var captureTime: MonotonicTime
 
     /// Creates a frame over existing interleaved samples.
-    /// Traps if `samples.count` is not a multiple of the channel count.
+    /// - Throws: ``AudioFormatError/partialFrame(samples:channels:)`` when `samples.count` is
+    ///   not a multiple of the channel count.
     public init(format: AudioFormat, samples: [Sample], timestamp: UInt32 = 0,
-                captureTime: MonotonicTime = .zero) {
-        precondition(samples.count % format.channels == 0,
-                     "interleaved sample count must be a multiple of the channel count")
+                captureTime: MonotonicTime = .zero) throws(AudioFormatError) {
+        guard samples.count % format.channels == 0 else {
+            throw .partialFrame(samples: samples.count, channels: format.channels)
+        }
         self.format = format
         self.samples = samples
         self.timestamp = timestamp
@@ -89,9 +111,10 @@ public struct AudioFrame<Sample: AudioSample>: Sendable {
     /// Creates a silent frame of `samplesPerChannel` samples per channel.
     public init(format: AudioFormat, samplesPerChannel: Int, timestamp: UInt32 = 0,
                 captureTime: MonotonicTime = .zero) {
-        self.init(format: format,
-                  samples: [Sample](repeating: .silence, count: samplesPerChannel * format.channels),
-                  timestamp: timestamp, captureTime: captureTime)
+        self.format = format     // whole frames by construction
+        self.samples = [Sample](repeating: .silence, count: samplesPerChannel * format.channels)
+        self.timestamp = timestamp
+        self.captureTime = captureTime
     }
 
     /// Samples per channel in this frame.

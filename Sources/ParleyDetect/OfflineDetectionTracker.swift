@@ -1,6 +1,5 @@
 // The live path of talk detection for one participant, shared by calls and `parley detect`.
 
-import ParleyMedia
 import ParleyVoice
 
 /// Settings of a ``ParticipantTalkTracker``: the VAD's and the talk detector's, with their
@@ -21,15 +20,13 @@ public struct TalkTrackerConfiguration: Sendable, Equatable {
 /// size, become one VAD decision per 10 ms and talking started/stopped events.
 ///
 /// Rates the VAD takes (8, 12, 16, 24, 32, 48 kHz) go to it directly; any other rate is first
-/// converted to 16 kHz by ParleyMedia's band-limited ``Resampler``. The result does not depend
+/// converted to 16 kHz by the band-limited ``Resampler`` (the VAD's own). The result does not depend
 /// on how the samples are split into chunks: feeding a file in one go, in 10 ms frames or in
 /// random chunks gives the same decisions and events (``OfflineDetector`` relies on it).
 ///
 /// Threading: a value type; one per participant, used from one thread at a time.
 /// No allocation per call (the resampler's buffers are sized once, in `init`).
-// @unchecked: ParleyMedia's Resampler is not declared Sendable but holds only value-type
-// storage (integers and arrays), so copies share nothing mutable.
-public struct ParticipantTalkTracker: @unchecked Sendable {
+public struct ParticipantTalkTracker: Sendable {
     /// The input sample rate, in Hz.
     public let sampleRate: Int
     /// The settings.
@@ -98,8 +95,9 @@ public struct ParticipantTalkTracker: @unchecked Sendable {
         var i = 0
         while i < samples.count {
             let n = min(Self.resampleBlock, samples.count - i)
+            // Mono blocks of at most maxInputFrames into a buffer of maxOutputFrames: cannot throw.
             let produced = scratch.withUnsafeMutableBufferPointer { out in
-                r.process(UnsafeBufferPointer(rebasing: samples[i..<i + n]), into: out)
+                try! r.process(UnsafeBufferPointer(rebasing: samples[i..<i + n]), into: out)
             }
             feedScratch(produced, onDecision: onDecision, onEvent: onEvent)
             i += n
@@ -112,8 +110,8 @@ public struct ParticipantTalkTracker: @unchecked Sendable {
     public mutating func finish(onDecision: (VADDecision) -> Void = { _ in }, onEvent: (TalkEvent) -> Void) {
         if var r = resampler {
             resampler = nil
-            var tail = [Float](repeating: 0, count: r.maxOutputFrames(forInput: Self.resampleBlock) + 64)
-            let produced = tail.withUnsafeMutableBufferPointer { r.flush(into: $0) }
+            var tail = [Float](repeating: 0, count: r.maxFlushFrames)
+            let produced = tail.withUnsafeMutableBufferPointer { try! r.flush(into: $0) }   // sized by maxFlushFrames
             tail.withUnsafeBufferPointer {
                 feedVAD(UnsafeBufferPointer(rebasing: $0[0..<produced]), onDecision: onDecision, onEvent: onEvent)
             }

@@ -7,7 +7,7 @@ import Glibc
 /// Audio capture from an ALSA PCM (a microphone, or any PCM alsa-lib can open).
 ///
 /// ```
-/// var mic = try ALSACapture<Int16>(pcm: "default", parameters: .init(format: .init(sampleRate: 48_000, channels: 1)))
+/// var mic = try ALSACapture<Int16>(pcm: "default", parameters: .init(format: try AudioFormat(sampleRate: 48_000, channels: 1)))
 /// var frame = mic.makeFrame()               // one period, allocated once
 /// while running { _ = try mic.read(into: &frame) }   // no allocation per frame
 /// ```

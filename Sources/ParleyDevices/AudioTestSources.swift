@@ -47,7 +47,7 @@ public struct ToneSource<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     /// Fills `frame` with the next samples (the final frame of a finite tone is padded with
     /// silence); waits until its last sample is due. Returns false once the tone has ended.
     public mutating func read(into frame: inout AudioFrame<Sample>) -> Bool {
-        precondition(frame.format == format, "frame format must match the source format")
+        adopt(&frame, format: format, framesPerRead: framesPerRead)
         if let total = totalFrames, framesDelivered >= total { return false }
         let n = frame.samplesPerChannel
         let channels = format.channels
@@ -91,8 +91,11 @@ public struct ArraySampleProvider<Sample: AudioSample>: AudioSampleProvider {
     private var position = 0
 
     /// Interleaved `samples` (a whole number of frames) in `format`.
-    public init(format: AudioFormat, samples: [Sample]) {
-        precondition(samples.count % format.channels == 0, "samples must hold whole frames")
+    /// - Throws: ``AudioFormatError/partialFrame(samples:channels:)``.
+    public init(format: AudioFormat, samples: [Sample]) throws(AudioFormatError) {
+        guard samples.count % format.channels == 0 else {
+            throw .partialFrame(samples: samples.count, channels: format.channels)
+        }
         self.format = format
         self.samples = samples
     }
@@ -135,7 +138,7 @@ public struct SampleProviderSource<Provider: AudioSampleProvider & ~Copyable>: ~
     }
 
     public mutating func read(into frame: inout AudioFrame<Sample>) throws(Failure) -> Bool {
-        precondition(frame.format == format, "frame format must match the source format")
+        adopt(&frame, format: format, framesPerRead: framesPerRead)
         if ended { return false }
         let total = frame.samples.count
         let filled: Result<Int, Failure> = frame.withUnsafeMutableSamples { buf in
@@ -165,5 +168,16 @@ public struct SampleProviderSource<Provider: AudioSampleProvider & ~Copyable>: ~
         clock.sleep(until: origin.advanced(byNanoseconds: Int64(framesDelivered + n) * 1_000_000_000 / rate))
         framesDelivered += n
         return true
+    }
+}
+
+/// Gives `frame` the source's format and `framesPerRead` samples per channel when it has
+/// another format (a caller's frame: refilled, not refused). A frame of the right format,
+/// whatever its length, is left as it is.
+@inline(__always)
+func adopt<Sample: AudioSample>(_ frame: inout AudioFrame<Sample>, format: AudioFormat, framesPerRead: Int) {
+    if frame.format != format {
+        frame = AudioFrame(format: format, samplesPerChannel: framesPerRead,
+                           timestamp: frame.timestamp, captureTime: frame.captureTime)
     }
 }

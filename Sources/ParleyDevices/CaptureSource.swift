@@ -13,8 +13,9 @@ public protocol AudioCaptureSource<Sample>: ~Copyable, SendableMetatype {
     /// The natural frame size in samples per channel (a device period, 10 ms by default).
     var framesPerRead: Int { get }
 
-    /// Fills all of `frame.samples` (its size is the caller's choice; the format must equal
-    /// ``format``), blocking until the samples have been captured (devices) or are due
+    /// Fills all of `frame.samples` (its size is the caller's choice; a frame of another format
+    /// than ``format`` is first given this format and ``framesPerRead`` samples per channel,
+    /// which allocates once), blocking until the samples have been captured (devices) or are due
     /// (paced test sources), and sets `timestamp` (samples since start) and `captureTime`
     /// (monotonic time of the first sample).
     /// - Returns: false at the end of a finite source (no samples were written).
@@ -54,8 +55,9 @@ public struct PrefixAudioSource<Inner: AudioCaptureSource & ~Copyable>: ~Copyabl
     public private(set) var remaining: Int
 
     /// Wraps `inner`, ending after `frames` reads.
-    public init(_ inner: consuming Inner, frames: Int) {
-        precondition(frames >= 0, "frame count must not be negative")
+    /// - Throws: ``CaptureConfigurationError/frameCountNegative(_:)``.
+    public init(_ inner: consuming Inner, frames: Int) throws(CaptureConfigurationError) {
+        guard frames >= 0 else { throw .frameCountNegative(frames) }
         self.inner = inner
         self.remaining = frames
     }

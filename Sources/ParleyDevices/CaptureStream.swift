@@ -18,6 +18,7 @@ final class CaptureControl: Sendable {
     /// A stream keeping the newest `capacity` frames; the consumer going away stops capture.
     func makeStream<Frame: Sendable>(capacity: Int)
         -> (AsyncThrowingStream<Frame, any Error>, AsyncThrowingStream<Frame, any Error>.Continuation) {
+        // Both stream initialisers refuse a non-positive capacity before they get here.
         precondition(capacity > 0, "buffer capacity must be positive")
         let (stream, continuation) = AsyncThrowingStream<Frame, any Error>.makeStream(bufferingPolicy: .bufferingNewest(capacity))
         continuation.onTermination = { [self] _ in stopRequested.store(true, ordering: .relaxed) }
@@ -82,9 +83,12 @@ public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Senda
     ///   - bufferCapacity: frames held for a slow consumer before the oldest is dropped
     ///     (default 8: 80 ms of 10 ms frames, enough to ride out a scheduling hiccup).
     ///   - framesPerRead: samples per channel per frame (default: the source's natural size).
+    /// - Throws: ``CaptureConfigurationError/bufferCapacityNotPositive(_:)``; `source` is then
+    ///   released without being read.
     public init<Source: AudioCaptureSource & ~Copyable>(
         _ source: consuming Source, bufferCapacity: Int = 8, framesPerRead: Int? = nil
-    ) where Source.Sample == Sample {
+    ) throws(CaptureConfigurationError) where Source.Sample == Sample {
+        guard bufferCapacity > 0 else { throw .bufferCapacityNotPositive(bufferCapacity) }
         let control = self.control
         let (stream, continuation) = control.makeStream(capacity: bufferCapacity) as
             (AsyncThrowingStream<AudioFrame<Sample>, any Error>, AsyncThrowingStream<AudioFrame<Sample>, any Error>.Continuation)
@@ -122,7 +126,12 @@ public final class VideoCaptureStream: AsyncSequence, Sendable {
     private let stream: AsyncThrowingStream<VideoFrame, any Error>
     private let control = CaptureControl()
 
-    public init<Source: VideoCaptureSource & ~Copyable>(_ source: consuming Source, bufferCapacity: Int = 2) {
+    /// Starts capturing from `source` on a new thread, holding at most `bufferCapacity` pictures.
+    /// - Throws: ``CaptureConfigurationError/bufferCapacityNotPositive(_:)``; `source` is then
+    ///   released without being read.
+    public init<Source: VideoCaptureSource & ~Copyable>(_ source: consuming Source, bufferCapacity: Int = 2)
+        throws(CaptureConfigurationError) {
+        guard bufferCapacity > 0 else { throw .bufferCapacityNotPositive(bufferCapacity) }
         let control = self.control
         let (stream, continuation) = control.makeStream(capacity: bufferCapacity) as
             (AsyncThrowingStream<VideoFrame, any Error>, AsyncThrowingStream<VideoFrame, any Error>.Continuation)

@@ -16,10 +16,15 @@ public struct WAVFileProvider<Sample: AudioSample>: AudioSampleProvider {
     }
 
     /// Wraps an open reader.
-    public init(reader: WAVReader) {
-        precondition(Sample.self == Int16.self || Sample.self == Float.self, "WAV samples are read as Int16 or Float")
+    /// - Throws: ``MediaFileError/invalidArgument(path:reason:)`` when `Sample` is neither
+    ///   `Int16` nor `Float` (``AudioSample`` is public, so a caller may bring another type).
+    public init(reader: WAVReader) throws(MediaFileError) {
+        guard Sample.self == Int16.self || Sample.self == Float.self else {
+            throw .invalidArgument(path: reader.name, reason: "WAV samples are read as Int16 or Float, not \(Sample.self)")
+        }
         self.reader = reader
-        self.format = AudioFormat(sampleRate: reader.format.sampleRate, channels: reader.format.channels)
+        // WAVReader accepts only headers with a positive rate and channel count.
+        self.format = try! AudioFormat(sampleRate: reader.format.sampleRate, channels: reader.format.channels)
     }
 
     public mutating func readSamples(into buffer: UnsafeMutableBufferPointer<Sample>) throws(MediaFileError) -> Int {

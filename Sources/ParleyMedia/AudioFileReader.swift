@@ -46,7 +46,9 @@ public final class AudioFileReader {
     private var staging: [Float] = []
 
     /// The audio format as a ParleyCore ``AudioFormat``.
-    public var format: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
+    public var format: AudioFormat {
+        try! AudioFormat(sampleRate: sampleRate, channels: channels)   // both checked positive in init
+    }
 
     /// Opens `path`. Throws a ``MediaFileError`` that names the file and the problem.
     public convenience init(path: String) throws(MediaFileError) {
@@ -146,10 +148,17 @@ public final class AudioFileReader {
         return nil
     }
 
+    private func checkWholeFrames(_ samples: Int) throws(MediaFileError) {
+        guard samples % channels == 0 else {
+            throw .invalidArgument(path: path, reason: "buffer of \(samples) samples is not whole frames of \(channels) channels")
+        }
+    }
+
     /// Reads up to `buffer.count / channels` frames as Float. Returns the frame count, 0 at the
-    /// end. See the type's notes for truncation and NaN handling.
+    /// end. See the type's notes for truncation and NaN handling. Throws
+    /// ``MediaFileError/invalidArgument(path:reason:)`` when `buffer` is not whole frames.
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(MediaFileError) -> Int {
-        precondition(buffer.count % channels == 0, "buffer length must be a multiple of the channel count")
+        try checkWholeFrames(buffer.count)
         let want = buffer.count / channels
         if want == 0 { return 0 }
         let got = Int(sf_readf_float(file, buffer.baseAddress, Int64(want)))
@@ -173,9 +182,10 @@ public final class AudioFileReader {
     }
 
     /// Reads up to `buffer.count / channels` frames as Int16 (libsndfile's scaling; NaN in a
-    /// float file is rejected or counted as for Float reads).
+    /// float file is rejected or counted as for Float reads). Throws
+    /// ``MediaFileError/invalidArgument(path:reason:)`` when `buffer` is not whole frames.
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(MediaFileError) -> Int {
-        precondition(buffer.count % channels == 0, "buffer length must be a multiple of the channel count")
+        try checkWholeFrames(buffer.count)
         let want = buffer.count / channels
         if want == 0 { return 0 }
         if mayHoldNonFinite {

@@ -98,8 +98,11 @@ public struct ByteReader {
     public private(set) var offset = 0
 
     /// Creates a reader over `source` with a `bufferSize`-byte buffer.
-    public init(source: ByteSource, bufferSize: Int = 65536) {
-        precondition(bufferSize >= 64, "buffer too small")
+    /// - Throws: ``MediaFileError/invalidArgument(path:reason:)`` when `bufferSize` is under 64.
+    public init(source: ByteSource, bufferSize: Int = 65536) throws(MediaFileError) {
+        guard bufferSize >= 64 else {
+            throw .invalidArgument(path: source.name, reason: "read buffer of \(bufferSize) bytes is under 64")
+        }
         self.source = source
         self.name = source.name
         self.storage = RawBuffer(count: bufferSize)
@@ -112,10 +115,13 @@ public struct ByteReader {
     public var bufferCapacity: Int { buffer.count }
 
     /// Refills until at least `count` bytes are buffered or the source ends.
-    /// Returns the number of bytes then buffered. `count` must not exceed the capacity.
+    /// Returns the number of bytes then buffered. Throws
+    /// ``MediaFileError/invalidArgument(path:reason:)`` when `count` exceeds the capacity.
     @discardableResult
     public mutating func fill(atLeast count: Int) throws(MediaFileError) -> Int {
-        precondition(count <= buffer.count, "request larger than the buffer")
+        guard count <= buffer.count else {
+            throw .invalidArgument(path: name, reason: "request of \(count) bytes is larger than the \(buffer.count)-byte buffer")
+        }
         if end - start >= count || atEnd { return end - start }
         if start > 0 {
             let n = end - start
@@ -133,9 +139,12 @@ public struct ByteReader {
     /// The byte at `index` past the read position (it must be buffered).
     @inline(__always) public func peek(_ index: Int) -> UInt8 { buffer[start + index] }
 
-    /// Consumes `count` buffered bytes.
-    public mutating func consume(_ count: Int) {
-        precondition(count <= end - start)
+    /// Consumes `count` buffered bytes. Throws ``MediaFileError/invalidArgument(path:reason:)``
+    /// when fewer than `count` (or a negative count) are buffered; nothing is consumed then.
+    public mutating func consume(_ count: Int) throws(MediaFileError) {
+        guard count >= 0 && count <= end - start else {
+            throw .invalidArgument(path: name, reason: "cannot consume \(count) bytes with \(end - start) buffered")
+        }
         start += count
         offset += count
     }
@@ -150,7 +159,7 @@ public struct ByteReader {
             throw .truncated(path: name, offset: offset, expected: count, got: have)
         }
         let r = body(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + count)]))
-        consume(count)
+        try consume(count)
         return r
     }
 
@@ -175,7 +184,7 @@ public struct ByteReader {
             }
             let n = min(end - start, destination.count - done)
             (destination.baseAddress! + done).copyMemory(from: buffer.baseAddress! + start, byteCount: n)
-            consume(n)
+            try consume(n)
             done += n
         }
         return done
@@ -190,7 +199,7 @@ public struct ByteReader {
                 if end - start == 0 { break }
             }
             let n = min(left, end - start)
-            consume(n)
+            try consume(n)
             left -= n
         }
         return count - left

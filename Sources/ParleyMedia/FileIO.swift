@@ -88,8 +88,10 @@ public final class FileByteSink: ByteSink {
         self.name = path
     }
 
+    /// Writes all of `bytes`. Throws ``MediaFileError/invalidArgument(path:reason:)`` after
+    /// the sink was closed, ``MediaFileError/io(path:operation:errno:message:)`` when the write fails.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(MediaFileError) {
-        precondition(fd >= 0, "write after close")
+        guard fd >= 0 else { throw .invalidArgument(path: name, reason: "write after close") }
         var done = 0
         while done < bytes.count {
             switch valueOrErrno({ Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }) {

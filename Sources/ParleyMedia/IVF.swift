@@ -60,7 +60,7 @@ public struct IVFReader {
 
     /// Reads the file header from `source`.
     public init(source: ByteSource) throws(MediaFileError) {
-        var r = ByteReader(source: source)
+        var r = try ByteReader(source: source)
         let name = source.name
         let have = try r.fill(atLeast: 32)
         if have == 0 { throw .empty(path: name) }
@@ -147,11 +147,17 @@ public struct IVFWriter {
     public private(set) var framesWritten = 0
     private let sink: ByteSink
 
-    /// Writes `header` to `sink`. Traps on sizes that do not fit the 16-bit fields.
+    /// Writes `header` to `sink`.
+    /// - Throws: ``MediaFileError/invalidArgument(path:reason:)`` when a size does not fit the
+    ///   16-bit fields or the timebase is not positive; the sink's errors.
     public init(sink: ByteSink, header: IVFHeader) throws(MediaFileError) {
-        precondition(header.width >= 0 && header.width <= 65535 && header.height >= 0 && header.height <= 65535,
-                     "IVF sizes are 16-bit")
-        precondition(header.timebaseNumerator > 0 && header.timebaseDenominator > 0, "invalid timebase")
+        guard header.width >= 0 && header.width <= 65535 && header.height >= 0 && header.height <= 65535 else {
+            throw .invalidArgument(path: sink.name, reason: "IVF frame size \(header.width)x\(header.height) does not fit 16 bits")
+        }
+        guard header.timebaseNumerator > 0 && header.timebaseDenominator > 0 else {
+            throw .invalidArgument(path: sink.name,
+                                   reason: "IVF timebase \(header.timebaseNumerator)/\(header.timebaseDenominator) is not positive")
+        }
         self.sink = sink
         self.header = header
         var h = LEBytes()
@@ -162,9 +168,12 @@ public struct IVFWriter {
         try sink.write(bytes: h.bytes)
     }
 
-    /// Appends one compressed frame with its timestamp (timebase units).
+    /// Appends one compressed frame with its timestamp (timebase units). Throws
+    /// ``MediaFileError/invalidArgument(path:reason:)`` for a frame over 4 GiB (IVF sizes are 32-bit).
     public mutating func write(_ payload: UnsafeRawBufferPointer, timestamp: UInt64) throws(MediaFileError) {
-        precondition(payload.count <= Int(UInt32.max), "IVF frame sizes are 32-bit")
+        guard payload.count <= Int(UInt32.max) else {
+            throw .invalidArgument(path: sink.name, reason: "IVF frame of \(payload.count) bytes does not fit 32 bits")
+        }
         var h = LEBytes()
         h.u32(UInt32(payload.count)); h.u64(timestamp)
         try sink.write(bytes: h.bytes)

@@ -49,11 +49,11 @@ public struct WAVFormat: Sendable, Hashable, CustomStringConvertible {
     /// Speaker positions (`dwChannelMask`) of an extensible header; 0 when unknown.
     public var channelMask: UInt32
 
-    /// Creates a format. Traps on a non-positive rate or channel count (a programming error).
+    /// Creates a format. Any values are kept: ``WAVWriter/init(sink:format:)`` refuses a rate or
+    /// channel count the header cannot hold (the properties are mutable, so the writer is where
+    /// they are checked).
     public init(sampleRate: Int, channels: Int, encoding: WAVSampleEncoding = .int16,
                 extensible: Bool? = nil, channelMask: UInt32 = 0) {
-        precondition(sampleRate > 0 && sampleRate <= Int(UInt32.max), "invalid sample rate")
-        precondition(channels > 0 && channels <= 65535, "invalid channel count")
         self.sampleRate = sampleRate
         self.channels = channels
         self.encoding = encoding
@@ -123,7 +123,7 @@ public struct WAVReader {
 
     /// Reads the header from `source`. Throws a ``MediaFileError`` that names the problem.
     public init(source: ByteSource) throws(MediaFileError) {
-        var r = ByteReader(source: source)
+        var r = try ByteReader(source: source)
         let name = source.name
         let first = try r.fill(atLeast: 12)
         if first == 0 { throw .empty(path: name) }
@@ -277,9 +277,12 @@ public struct WAVReader {
     /// Reads up to `buffer.count / channels` frames as Float into `buffer` (interleaved).
     /// Returns the number of frames read: 0 at the end of the data. A truncated file first
     /// delivers what it has, then throws ``MediaFileError/truncated(path:offset:expected:got:)``.
+    /// Throws ``MediaFileError/invalidArgument(path:reason:)`` when `buffer` is not whole frames.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(MediaFileError) -> Int {
         let ch = format.channels
-        precondition(buffer.count % ch == 0, "buffer length must be a multiple of the channel count")
+        guard buffer.count % ch == 0 else {
+            throw .invalidArgument(path: name, reason: "buffer of \(buffer.count) samples is not whole frames of \(ch) channels")
+        }
         var done = 0
         let total = buffer.count / ch
         while done < total {
@@ -329,7 +332,9 @@ public struct WAVReader {
     /// Same contract as the Float variant.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(MediaFileError) -> Int {
         let ch = format.channels
-        precondition(buffer.count % ch == 0, "buffer length must be a multiple of the channel count")
+        guard buffer.count % ch == 0 else {
+            throw .invalidArgument(path: name, reason: "buffer of \(buffer.count) samples is not whole frames of \(ch) channels")
+        }
         var done = 0
         let total = buffer.count / ch
         while done < total {
@@ -422,7 +427,15 @@ public struct WAVWriter {
     private var closed = false
 
     /// Writes the header of a `format` file to `sink`.
+    /// - Throws: ``MediaFileError/invalidArgument(path:reason:)`` when the rate or the channel
+    ///   count does not fit the header (1...2^32-1 Hz, 1...65535 channels); the sink's errors.
     public init(sink: ByteSink, format: WAVFormat) throws(MediaFileError) {
+        guard format.sampleRate > 0 && format.sampleRate <= Int(UInt32.max) else {
+            throw .invalidArgument(path: sink.name, reason: "WAV sample rate \(format.sampleRate) Hz is not in 1...\(UInt32.max)")
+        }
+        guard format.channels > 0 && format.channels <= 65535 else {
+            throw .invalidArgument(path: sink.name, reason: "WAV channel count \(format.channels) is not in 1...65535")
+        }
         self.sink = sink
         self.format = format
         var h = LEBytes()
@@ -445,7 +458,8 @@ public struct WAVWriter {
         scratch = RawBuffer(count: max(1, 16384 / format.bytesPerFrame) * format.bytesPerFrame)
     }
 
-    /// Appends interleaved Float samples (a whole number of frames).
+    /// Appends interleaved Float samples (a whole number of frames). Throws
+    /// ``MediaFileError/invalidArgument(path:reason:)`` for a partial frame or after ``close()``.
     public mutating func write(_ samples: UnsafeBufferPointer<Float>) throws(MediaFileError) {
         let encoding = format.encoding
         try writeChunked(samples) { src, n, s in
@@ -472,7 +486,8 @@ public struct WAVWriter {
         }
     }
 
-    /// Appends interleaved Int16 samples (a whole number of frames).
+    /// Appends interleaved Int16 samples (a whole number of frames). Throws
+    /// ``MediaFileError/invalidArgument(path:reason:)`` for a partial frame or after ``close()``.
     public mutating func write(_ samples: UnsafeBufferPointer<Int16>) throws(MediaFileError) {
         let encoding = format.encoding
         try writeChunked(samples) { src, n, s in
@@ -502,8 +517,10 @@ public struct WAVWriter {
         _ encode: (UnsafePointer<Sample>, Int, UnsafeMutableRawBufferPointer) -> Void
     ) throws(MediaFileError) {
         let ch = format.channels
-        precondition(samples.count % ch == 0, "sample count must be a multiple of the channel count")
-        precondition(!closed, "write after close")
+        guard samples.count % ch == 0 else {
+            throw .invalidArgument(path: sink.name, reason: "\(samples.count) samples are not whole frames of \(ch) channels")
+        }
+        guard !closed else { throw .invalidArgument(path: sink.name, reason: "write after close") }
         let bps = format.encoding.bytesPerSample
         let chunk = scratch.count / bps
         var i = 0
@@ -527,9 +544,10 @@ public struct WAVWriter {
     }
 
     /// Pads the data to an even length, patches the RIFF and `data` sizes and closes the sink.
-    /// Throws ``MediaFileError/unsupported(path:what:)`` if the data exceeds the 4 GiB WAV limit.
+    /// Throws ``MediaFileError/unsupported(path:what:)`` if the data exceeds the 4 GiB WAV limit,
+    /// ``MediaFileError/invalidArgument(path:reason:)`` when called a second time.
     public mutating func close() throws(MediaFileError) {
-        precondition(!closed, "close called twice")
+        guard !closed else { throw .invalidArgument(path: sink.name, reason: "close called twice") }
         closed = true
         let dataBytes = framesWritten * format.bytesPerFrame
         if dataBytes & 1 == 1 {

@@ -84,7 +84,7 @@ private func readLine<R>(_ r: inout ByteReader, what: String,
         throw .corrupt(path: r.name, reason: "\(what) line longer than \(y4mMaxLine) bytes", offset: r.offset)
     }
     let result = try r.withBytes(nl) { body($0) }
-    r.consume(1)
+    try r.consume(1)
     return result
 }
 
@@ -117,7 +117,7 @@ public struct Y4MReader {
 
     /// Reads the stream header from `source`.
     public init(source: ByteSource) throws(MediaFileError) {
-        var r = ByteReader(source: source)
+        var r = try ByteReader(source: source)
         let name = source.name
         if try r.fill(atLeast: 1) == 0 { throw .empty(path: name) }
         guard let line = try readLine(&r, what: "header", { String(decoding: $0, as: UTF8.self) }) else {
@@ -247,10 +247,17 @@ public struct Y4MWriter {
     private let sink: ByteSink
     private static let frameLine: [UInt8] = Array("FRAME\n".utf8)
 
-    /// Writes `header` to `sink`. Traps on a non-positive size (a programming error).
+    /// Writes `header` to `sink`.
+    /// - Throws: ``MediaFileError/invalidArgument(path:reason:)`` when the frame size or the
+    ///   frame rate is not positive; the sink's errors.
     public init(sink: ByteSink, header: Y4MHeader) throws(MediaFileError) {
-        precondition(header.width > 0 && header.height > 0, "frame size must be positive")
-        precondition(header.frameRateNumerator > 0 && header.frameRateDenominator > 0, "invalid frame rate")
+        guard header.width > 0 && header.height > 0 else {
+            throw .invalidArgument(path: sink.name, reason: "Y4M frame size \(header.width)x\(header.height) is not positive")
+        }
+        guard header.frameRateNumerator > 0 && header.frameRateDenominator > 0 else {
+            throw .invalidArgument(path: sink.name,
+                                   reason: "Y4M frame rate \(header.frameRateNumerator):\(header.frameRateDenominator) is not positive")
+        }
         self.sink = sink
         self.header = header
         try sink.write(bytes: Array((header.line + "\n").utf8))

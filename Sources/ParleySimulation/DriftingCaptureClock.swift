@@ -15,8 +15,11 @@ public struct DriftingCaptureClock: Sendable, Hashable {
     public var sampleRate: Int
 
     /// A clock whose sample 0 is captured at `origin`, running `driftPpm` off (within +-50 %).
-    public init(origin: MonotonicTime, driftPpm: Double = 0, sampleRate: Int) {
-        precondition(sampleRate > 0 && driftPpm > -500_000 && driftPpm < 500_000)
+    /// - Throws: ``SimulationConfigurationError/sampleRateNotPositive(_:)`` or
+    ///   ``SimulationConfigurationError/driftOutOfRange(_:)``.
+    public init(origin: MonotonicTime, driftPpm: Double = 0, sampleRate: Int) throws(SimulationConfigurationError) {
+        guard sampleRate > 0 else { throw .sampleRateNotPositive(sampleRate) }
+        guard driftPpm > -500_000 && driftPpm < 500_000 else { throw .driftOutOfRange(driftPpm) }
         self.origin = origin; self.driftPpm = driftPpm; self.sampleRate = sampleRate
     }
 

@@ -56,7 +56,8 @@ public struct RoomConfiguration: Sendable {
     public var activeSpeaker = ActiveSpeakerConfiguration()
 
     /// A room over `network` (default: 40 ms one way, no jitter, no loss), seeded with `seed`.
-    public init(network: NetworkScenario = .room(lossPercent: 0, jitterMs: 0), seed: UInt64 = 1, duration: Double? = nil) {
+    public init(network: NetworkScenario = try! .room(lossPercent: 0, jitterMs: 0),   // no loss: cannot throw
+                seed: UInt64 = 1, duration: Double? = nil) {
         self.network = network; self.seed = seed; self.duration = duration
     }
 }
@@ -147,7 +148,7 @@ final class RoomStream {
         var network = configuration.network
         network.packetMs = Double(send.packetMs)
         link = try SimulatedLink(scenario: network, seed: configuration.seed &+ UInt64(index))
-        capture = DriftingCaptureClock(origin: start, driftPpm: spec.driftPpm, sampleRate: spec.sampleRate)
+        capture = try DriftingCaptureClock(origin: start, driftPpm: spec.driftPpm, sampleRate: spec.sampleRate)
         frame = [Int16](repeating: 0, count: send.packetSamples)
         if !spec.video.isEmpty {
             video = try RoomVideoStream(spec: spec, index: index, configuration: configuration, ntpOffset: ntpOffset)
@@ -250,7 +251,7 @@ public final class CallRoom {
             let period = Double(s.sender.configuration.packetMs) * 1e6 / (1 + s.spec.driftPpm * 1e-6)
             var sendID: MediaScheduler.StreamID?
             sendID = scheduler.add("send-\(s.spec.name)",
-                                   pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .catchUp)) { [unowned self] frames, _ in
+                                   pacer: try FramePacer(periodNanoseconds: period, origin: start, policy: .catchUp)) { [unowned self] frames, _ in
                 for k in frames where !s.ended {
                     self.sendFrame(s, index: Int(k), start: start)
                 }
@@ -264,7 +265,7 @@ public final class CallRoom {
             var videoID: MediaScheduler.StreamID?
             var next: Int64 = 0
             videoID = scheduler.add("video-\(s.spec.name)",
-                                    pacer: FramePacer(periodNanoseconds: period, origin: start, policy: .dropLate)) { frames, now in
+                                    pacer: try FramePacer(periodNanoseconds: period, origin: start, policy: .dropLate)) { frames, now in
                 if s.ended {
                     if let id = videoID { scheduler.remove(id) }
                     return
@@ -283,7 +284,7 @@ public final class CallRoom {
                               over: &s.videoHandle!)
             }
         }
-        session.attach(to: scheduler)
+        try session.attach(to: scheduler)
         scheduler.runUntil(MonotonicTime(nanoseconds: .max), shouldStop: { session.isFinished })
         session.stop()
         events.finish()

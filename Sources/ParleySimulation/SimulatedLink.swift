@@ -221,14 +221,17 @@ public struct SimulatedLink: PacketTransport {
 extension NetworkScenario {
     /// The `parley room` network: `baseDelayMs` one way, Gaussian jitter of `jitterMs`, and
     /// `lossPercent` mean loss in Gilbert-Elliott bursts of mean length 2 packets (0: none).
+    /// - Throws: ``SimulationConfigurationError/meanLossOutOfRange(_:)`` when `lossPercent` is
+    ///   not in 0..<100.
     public static func room(lossPercent: Double, jitterMs: Double, baseDelayMs: Double = 40,
-                            packetMs: Double = 20) -> NetworkScenario {
+                            packetMs: Double = 20) throws(SimulationConfigurationError) -> NetworkScenario {
         var s = NetworkScenario(name: "room")
         s.baseDelayMs = baseDelayMs
         s.packetMs = packetMs
         s.jitter = jitterMs > 0 ? .gaussian(sigmaMs: jitterMs) : .none
+        guard lossPercent >= 0 else { throw .meanLossOutOfRange(lossPercent / 100) }
         if lossPercent > 0 {
-            s.loss = GilbertElliott.bursty(meanLoss: lossPercent / 100, meanBurst: 2)
+            s.loss = try GilbertElliott.bursty(meanLoss: lossPercent / 100, meanBurst: 2)
         }
         return s
     }
@@ -237,8 +240,11 @@ extension NetworkScenario {
 extension GilbertElliott {
     /// A two-state chain that loses every packet in the bad state and none in the good one,
     /// with stationary loss `meanLoss` (0..<1) and bursts of mean length `meanBurst` packets.
-    public static func bursty(meanLoss: Double, meanBurst: Double) -> GilbertElliott {
-        precondition(meanLoss >= 0 && meanLoss < 1 && meanBurst >= 1)
+    /// - Throws: ``SimulationConfigurationError/meanLossOutOfRange(_:)`` or
+    ///   ``SimulationConfigurationError/meanBurstTooShort(_:)``.
+    public static func bursty(meanLoss: Double, meanBurst: Double) throws(SimulationConfigurationError) -> GilbertElliott {
+        guard meanLoss >= 0 && meanLoss < 1 else { throw .meanLossOutOfRange(meanLoss) }
+        guard meanBurst >= 1 else { throw .meanBurstTooShort(meanBurst) }
         let badToGood = 1 / meanBurst
         let goodToBad = meanLoss * badToGood / (1 - meanLoss)
         return GilbertElliott(goodToBad: min(1, goodToBad), badToGood: badToGood, lossInGood: 0, lossInBad: 1)

@@ -339,20 +339,3 @@ final class RealFFT {
 
 @inline(__always) func _cos(_ x: Double) -> Double { cosApprox(x) }
 @inline(__always) func _sin(_ x: Double) -> Double { cosApprox(x - Double.pi / 2) }
-
-/// cos(x) by argument reduction and a Taylor series to double precision, so that tables do not
-/// depend on the platform's libm (bit-for-bit identical tables everywhere). Init-time only.
-func cosApprox(_ x: Double) -> Double {
-    let twoPi = 2 * Double.pi
-    var r = x - (x / twoPi).rounded(.down) * twoPi          // [0, 2pi)
-    if r > Double.pi { r = twoPi - r }                       // cos is even about pi
-    var sign = 1.0
-    if r > Double.pi / 2 { r = Double.pi - r; sign = -1 }    // [0, pi/2]
-    let r2 = r * r
-    var term = 1.0, sum = 1.0
-    for i in 1...14 {
-        term *= -r2 / Double((2 * i - 1) * (2 * i))
-        sum += term
-    }
-    return sign * sum
-}

@@ -262,7 +262,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
         send.sampleRate = file.format.sampleRate
         try session.addLocal(name: o.name, source: file, configuration: send, sendingOn: network)
     } else {
-        let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: AudioFormat(sampleRate: 16_000, channels: 1)))
+        let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
         try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
     }
 
@@ -273,7 +273,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     if let out = o.output {
         writer = try WAVWriter(path: out, format: WAVFormat(sampleRate: rate, channels: 1))
     } else {
-        speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: AudioFormat(sampleRate: rate, channels: 1)))
+        speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: try AudioFormat(sampleRate: rate, channels: 1)))
     }
     var outputFailure: (any Error)?
     session.onAudio = { _, pcm in
@@ -319,7 +319,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     signal(SIGINT) { _ in hangUp.store(true, ordering: .relaxed) }
     signal(SIGTERM) { _ in hangUp.store(true, ordering: .relaxed) }
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
-    session.run()
+    try session.run()
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)

@@ -612,7 +612,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
             let file = WAVFileSource<Int16>(try WAVFileProvider(path: o.audio), clock: clock)
             try session.addLocal(name: o.name, source: file, configuration: send, sendingOn: network)
         } else {
-            let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: AudioFormat(sampleRate: 16_000, channels: 1)))
+            let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
             try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
         }
     } catch {
@@ -631,7 +631,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
         if let out = o.output {
             mixWriter = try WAVWriter(path: out, format: WAVFormat(sampleRate: rate, channels: 1))
         } else {
-            speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: AudioFormat(sampleRate: rate, channels: 1)))
+            speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: try AudioFormat(sampleRate: rate, channels: 1)))
         }
         if let dir = o.outputEach { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
     } catch {
@@ -745,7 +745,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     signal(SIGTERM) { _ in leaveRequested.store(true, ordering: .relaxed) }
     signal(SIGUSR1) { _ in muteToggles.add(1, ordering: .relaxed) }
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
-    session.run()
+    try session.run()
     keys?.restore()
     if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
     signal(SIGINT, SIG_DFL)

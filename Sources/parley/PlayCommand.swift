@@ -29,7 +29,7 @@ let playCommand = Command(
             let periodMs = try s.int("period-ms", default: 10, in: 1...1_000)
             let wav = try WAVReader(path: s.positionals[0])
             let pcm = s.value("audio") ?? "default"
-            let format = AudioFormat(sampleRate: wav.format.sampleRate, channels: wav.format.channels)
+            let format = try AudioFormat(sampleRate: wav.format.sampleRate, channels: wav.format.channels)
             let parameters = ALSAParameters(format: format, periodFrames: max(1, format.sampleRate * periodMs / 1000))
             if wav.format.encoding == .int16 {
                 try play(WAVFileProvider<Int16>(reader: wav), pcm: pcm, parameters: parameters,

@@ -90,7 +90,7 @@ private func runRecord(_ s: ArgumentScanner) throws -> Int32 {
         let rate = try s.int("rate", default: 48_000, in: 1_000...384_000)
         let channels = try s.int("channels", default: 1, in: 1...32)
         let periodMs = try s.int("period-ms", default: 10, in: 1...1_000)
-        let options = AudioRecordOptions(pcm: audio, format: AudioFormat(sampleRate: rate, channels: channels),
+        let options = AudioRecordOptions(pcm: audio, format: try AudioFormat(sampleRate: rate, channels: channels),
                                          periodFrames: max(1, rate * periodMs / 1000), seconds: seconds,
                                          output: output, configPath: s.value("alsa-config"), quiet: s.flag("quiet"))
         if s.flag("float") {

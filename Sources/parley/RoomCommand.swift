@@ -153,7 +153,8 @@ func parseRoomArguments(_ args: [String]) throws(ArgumentScanner.UsageError) -> 
     let showGrid = inv.tui && terminal
     let realtime = inv.realtime ?? terminal
     let clock: any MediaClock = realtime ? SystemMediaClock() : VirtualMediaClock()
-    var configuration = RoomConfiguration(network: .room(lossPercent: inv.loss, jitterMs: inv.jitter), seed: inv.seed)
+    // --loss is parsed within 0...95, so the scenario cannot be refused.
+    var configuration = RoomConfiguration(network: try! .room(lossPercent: inv.loss, jitterMs: inv.jitter), seed: inv.seed)
     configuration.receive.voiceActivitySource = inv.talking
     let room: CallRoom
     do {

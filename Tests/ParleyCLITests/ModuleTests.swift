@@ -1,6 +1,6 @@
 import Testing
 import ParleyMedia
 
-@Test func moduleLinks() {
-    #expect(AudioFormat(sampleRate: 16_000, channels: 1).samplesPerChannel(milliseconds: 10) == 160)
+@Test func moduleLinks() throws {
+    #expect(try AudioFormat(sampleRate: 16_000, channels: 1).samplesPerChannel(milliseconds: 10) == 160)
 }

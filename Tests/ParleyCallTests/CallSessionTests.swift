@@ -53,7 +53,7 @@ private final class FileSender {
 
     func schedule(on scheduler: MediaScheduler, start: MonotonicTime, bye: Bool) {
         let n = frame.count
-        scheduler.add("send", pacer: FramePacer(periodNanoseconds: 20e6, origin: start, policy: .catchUp)) { frames, _ in
+        scheduler.add("send", pacer: try! FramePacer(periodNanoseconds: 20e6, origin: start, policy: .catchUp)) { frames, _ in   // 20 ms
             for k in frames where !self.ended {
                 let first = Int(k) * n
                 guard first < self.participant.samples.count else {
@@ -105,7 +105,7 @@ private final class FileSender {
                    try FileSender(armelle, ssrc: 0xBBBB_0002, to: port, clock: clock),
                    try FileSender(try load("carlo", seconds: 1), ssrc: 0xDDDD_0004, to: port, clock: clock)]
     for (i, s) in senders.enumerated() { s.schedule(on: scheduler, start: session.start, bye: i == 0) }
-    session.attach(to: scheduler)
+    try session.attach(to: scheduler)
     let deadline = session.start.advanced(bySeconds: 20)
     scheduler.runUntil(deadline, shouldStop: { session.isFinished })
     #expect(session.isFinished, "everyone should have left before the deadline")
@@ -137,7 +137,7 @@ private final class FileSender {
 @Test func undeclaredSSRCsJoinOnTheirFirstPacket() throws {
     let clock = VirtualMediaClock()
     let session = CallSession(clock: clock)
-    let link = try SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 5), seed: 1)
+    let link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 5), seed: 1)
     let id = session.addTransport(link)
     var handle = session.transportHandle(id)
     var c = AudioSendConfiguration()
@@ -149,13 +149,13 @@ private final class FileSender {
     session.onEvent = { events.append($0) }
     let tone = (0..<320).map { i in Int16(8000 * sin(Double(i) * 0.3)) }
     let scheduler = MediaScheduler(clock: clock)
-    scheduler.add("send", pacer: FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, now in
+    scheduler.add("send", pacer: try FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, now in
         for _ in frames {
             tone.withUnsafeBufferPointer { first.send($0, capturedAt: now, muted: false, over: &handle) { _ in } }
             tone.withUnsafeBufferPointer { second.send($0, capturedAt: now, muted: false, over: &handle) { _ in } }
         }
     }
-    session.attach(to: scheduler)
+    try session.attach(to: scheduler)
     scheduler.runUntil(session.start.advanced(bySeconds: 2))
     session.stop()
     #expect(session.remoteNames.sorted() == [CallSession.defaultName(ofSSRC: 7), CallSession.defaultName(ofSSRC: 8)])
@@ -186,15 +186,15 @@ private final class FileSender {
     let tb = right.addTransport(b)
     var send = AudioSendConfiguration()
     send.ssrc = 0x1111
-    try left.addLocal(name: "reader", source: SampleProviderSource(ArraySampleProvider(format: AudioFormat(sampleRate: 16_000, channels: 1),
+    try left.addLocal(name: "reader", source: SampleProviderSource(try ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
                                                                                     samples: reader.samples), clock: clock),
                       configuration: send, sendingOn: ta)
     send.ssrc = 0x2222
-    try right.addLocal(name: "carlo", source: SampleProviderSource(ArraySampleProvider(format: AudioFormat(sampleRate: 16_000, channels: 1),
+    try right.addLocal(name: "carlo", source: SampleProviderSource(try ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
                                                                                     samples: carlo.samples), clock: clock),
                        configuration: send, sendingOn: tb)
     #expect(throws: CallSessionError.localAlreadyAdded) {
-        try right.addLocal(name: "x", source: ToneSource<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1)), sendingOn: tb)
+        try right.addLocal(name: "x", source: ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1)), sendingOn: tb)
     }
     var leftEvents: [CallEvent] = [], rightEvents: [CallEvent] = []
     left.onEvent = { leftEvents.append($0) }
@@ -202,8 +202,8 @@ private final class FileSender {
     var heardByLeft = 0
     left.onAudio = { _, pcm in heardByLeft += pcm.count }
     let scheduler = MediaScheduler(clock: clock)
-    left.attach(to: scheduler)
-    right.attach(to: scheduler)
+    try left.attach(to: scheduler)
+    try right.attach(to: scheduler)
     scheduler.runUntil(start.advanced(bySeconds: 15), shouldStop: { left.isFinished && right.isFinished })
     #expect(left.isFinished && right.isFinished)
     #expect(left.remoteNames == [CallSession.defaultName(ofSSRC: 0x2222)])
@@ -229,12 +229,12 @@ private final class FileSender {
     var settings = CallSessionConfiguration()
     settings.maximumRemotes = 4
     let session = CallSession(configuration: settings, clock: clock)
-    let id = try session.addTransport(SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3))
+    let id = try session.addTransport(SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 3))
     var handle = session.transportHandle(id)
     var rng = SystemRandomNumberGenerator()
     let scheduler = MediaScheduler(clock: clock)
     var sent = (short: 0, badVersion: 0, sprayed: 0)
-    scheduler.add("garbage", pacer: FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, now in
+    scheduler.add("garbage", pacer: try FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, now in
         for k in frames where k < 40 {   // 0.8 s, all delivered (40 ms links) within the 1 s run
             let n = Int.random(in: 0..<12, using: &rng)
             _ = (0..<n).map { _ in UInt8(0x80) }.withUnsafeBytes { handle.send($0, at: now) }
@@ -250,7 +250,7 @@ private final class FileSender {
             sent.sprayed += 1
         }
     }
-    session.attach(to: scheduler)
+    try session.attach(to: scheduler)
     scheduler.runUntil(session.start.advanced(bySeconds: 1))
     session.stop()
     let st = session.statistics

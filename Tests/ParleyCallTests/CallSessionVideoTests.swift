@@ -75,11 +75,11 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
     let tb = right.addTransport(try SRTPTransport(b, sendKey: keyB, receiveKey: keyA))
 
     // Left sends 3 s of a tone and a moving pattern; right sends the tone and watches.
-    let format = AudioFormat(sampleRate: 16_000, channels: 1)
+    let format = try AudioFormat(sampleRate: 16_000, channels: 1)
     let tone = (0..<48_000).map { i in Int16(8_000 * sin(Double(i) * 2 * .pi * 300 / 16_000)) }
     var send = AudioSendConfiguration()
     send.ssrc = 0x1111
-    try left.addLocal(name: "left", source: SampleProviderSource(ArraySampleProvider(format: format, samples: tone), clock: clock),
+    try left.addLocal(name: "left", source: SampleProviderSource(try ArraySampleProvider(format: format, samples: tone), clock: clock),
                       configuration: send, sendingOn: ta)
     var video = LocalVideoConfiguration()
     video.ssrc = 0x1112
@@ -89,7 +89,7 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
         try left.addLocalVideo(source: try PatternSource(width: 320, height: 240, clock: clock), sendingOn: ta)
     }
     send.ssrc = 0x2222
-    try right.addLocal(name: "right", source: SampleProviderSource(ArraySampleProvider(format: format, samples: tone), clock: clock),
+    try right.addLocal(name: "right", source: SampleProviderSource(try ArraySampleProvider(format: format, samples: tone), clock: clock),
                        configuration: send, sendingOn: tb)
     try left.addRemote(RemoteParticipant(name: "right", audioSSRC: 0x2222))
     var feedback = VideoReceiveFeedbackConfiguration()
@@ -104,8 +104,8 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
     right.onEvent = { rightEvents.append($0) }
 
     let scheduler = MediaScheduler(clock: clock)
-    left.attach(to: scheduler)
-    right.attach(to: scheduler)
+    try left.attach(to: scheduler)
+    try right.attach(to: scheduler)
     scheduler.runUntil(start.advanced(bySeconds: 15), shouldStop: { left.isFinished && right.isFinished })
     #expect(left.isFinished && right.isFinished)
 

@@ -23,8 +23,8 @@ import ParleySimulation
     #expect(clock.now() >= deadline)
 }
 
-@Test func audioPacerCatchesUpAndCountsEveryFrame() {
-    var pacer = FramePacer(periodNanoseconds: 20_000_000, origin: .zero, policy: .catchUp)
+@Test func audioPacerCatchesUpAndCountsEveryFrame() throws {
+    var pacer = try FramePacer(periodNanoseconds: 20_000_000, origin: .zero, policy: .catchUp)
     #expect(pacer.due(at: MonotonicTime(nanoseconds: -1)) == nil)
     #expect(pacer.due(at: .zero) == 0..<1)
     #expect(pacer.due(at: MonotonicTime(nanoseconds: 19_999_999)) == nil)
@@ -37,8 +37,8 @@ import ParleySimulation
     #expect(pacer.statistics.maximumLatenessNanoseconds == 95_000_000)
 }
 
-@Test func videoPacerDropsLateFramesInsteadOfQueueing() {
-    var pacer = FramePacer(framesPerSecond: 30, origin: .zero, policy: .dropLate)
+@Test func videoPacerDropsLateFramesInsteadOfQueueing() throws {
+    var pacer = try FramePacer(framesPerSecond: 30, origin: .zero, policy: .dropLate)
     #expect(pacer.due(at: .zero) == 0..<1)
     // 100 ms stall: frames 1 and 2 are skipped, frame 3 (due at 100 ms) is shown.
     let frames = pacer.due(at: MonotonicTime(nanoseconds: 100_000_000))
@@ -48,19 +48,19 @@ import ParleySimulation
     #expect(pacer.nextDeadline.nanoseconds == 133_333_333)
 }
 
-@Test func pacerDeadlinesDoNotAccumulateRoundingOverAnHour() {
-    let pacer = FramePacer(framesPerSecond: 30, origin: .zero, policy: .dropLate)
+@Test func pacerDeadlinesDoNotAccumulateRoundingOverAnHour() throws {
+    let pacer = try FramePacer(framesPerSecond: 30, origin: .zero, policy: .dropLate)
     #expect(pacer.deadline(ofFrame: 108_000).nanoseconds == 3_600_000_000_000)
 }
 
-@Test func schedulerInterleavesAudioAndVideoInDeadlineOrder() {
+@Test func schedulerInterleavesAudioAndVideoInDeadlineOrder() throws {
     let clock = VirtualMediaClock(start: .zero)
     let scheduler = MediaScheduler(clock: clock)
     var log: [String] = []
-    scheduler.add("audio", pacer: FramePacer(periodNanoseconds: 20_000_000, origin: .zero, policy: .catchUp)) { f, now in
+    scheduler.add("audio", pacer: try FramePacer(periodNanoseconds: 20_000_000, origin: .zero, policy: .catchUp)) { f, now in
         log.append("a\(f.lowerBound)@\(now.nanoseconds / 1_000_000)")
     }
-    scheduler.add("video", pacer: FramePacer(framesPerSecond: 25, origin: .zero, policy: .dropLate)) { f, now in
+    scheduler.add("video", pacer: try FramePacer(framesPerSecond: 25, origin: .zero, policy: .dropLate)) { f, now in
         log.append("v\(f.lowerBound)@\(now.nanoseconds / 1_000_000)")
     }
     scheduler.runUntil(MonotonicTime(nanoseconds: 81_000_000))
@@ -69,15 +69,15 @@ import ParleySimulation
     #expect(clock.now().nanoseconds == 80_000_000)
 }
 
-@Test func schedulerUnderAStalledThreadNeverLosesAudioButSkipsVideo() {
+@Test func schedulerUnderAStalledThreadNeverLosesAudioButSkipsVideo() throws {
     let clock = VirtualMediaClock(start: .zero)
     let scheduler = MediaScheduler(clock: clock)
     var audioFrames = 0
     var videoFrames = 0
-    let a = scheduler.add("audio", pacer: FramePacer(periodNanoseconds: 10_000_000, origin: .zero, policy: .catchUp)) { f, _ in
+    let a = scheduler.add("audio", pacer: try FramePacer(periodNanoseconds: 10_000_000, origin: .zero, policy: .catchUp)) { f, _ in
         audioFrames += f.count
     }
-    let v = scheduler.add("video", pacer: FramePacer(framesPerSecond: 30, origin: .zero, policy: .dropLate)) { f, now in
+    let v = scheduler.add("video", pacer: try FramePacer(framesPerSecond: 30, origin: .zero, policy: .dropLate)) { f, now in
         videoFrames += f.count
         if now.nanoseconds == 0 { clock.advance(byNanoseconds: 250_000_000) }   // a long stall once
     }
@@ -89,9 +89,9 @@ import ParleySimulation
     #expect(videoFrames + scheduler.statistics(v).droppedLateFrames == 30)
 }
 
-@Test func driftEstimatorMeasuresAFastCaptureClockDespiteJitter() {
+@Test func driftEstimatorMeasuresAFastCaptureClockDespiteJitter() throws {
     for drift in [25_000.0, -25_000, 500, 0] {
-        let capture = DriftingCaptureClock(origin: MonotonicTime(seconds: 3), driftPpm: drift, sampleRate: 48_000)
+        let capture = try DriftingCaptureClock(origin: MonotonicTime(seconds: 3), driftPpm: drift, sampleRate: 48_000)
         var estimator = DriftEstimator(sampleRate: 48_000)
         var rng = SplitMix(seed: 7)
         for k in 0..<3000 {   // 60 s of 20 ms frames, +-2 ms scheduling jitter on the timestamps
@@ -119,4 +119,22 @@ struct SplitMix {
         return z ^ (z >> 31)
     }
     mutating func unit() -> Double { Double(next() >> 11) / 9_007_199_254_740_992.0 }
+}
+
+@Test func pacersClocksAndLossModelsRefuseACallersBadValues() throws {
+    #expect(throws: FramePacerError.frameRateNotPositive(0)) { try FramePacer(framesPerSecond: 0, origin: .zero, policy: .dropLate) }
+    #expect(throws: FramePacerError.self) { try FramePacer(framesPerSecond: .infinity, origin: .zero, policy: .dropLate) }
+    #expect(throws: FramePacerError.periodNotPositive(-20e6)) { try FramePacer(periodNanoseconds: -20e6, origin: .zero, policy: .catchUp) }
+    #expect(throws: FramePacerError.self) { try FramePacer(periodNanoseconds: .nan, origin: .zero, policy: .catchUp) }
+    #expect(throws: SimulationConfigurationError.sampleRateNotPositive(0)) {
+        try DriftingCaptureClock(origin: .zero, driftPpm: 0, sampleRate: 0)
+    }
+    #expect(throws: SimulationConfigurationError.driftOutOfRange(600_000)) {
+        try DriftingCaptureClock(origin: .zero, driftPpm: 600_000, sampleRate: 48_000)
+    }
+    #expect(throws: SimulationConfigurationError.meanLossOutOfRange(1)) { try GilbertElliott.bursty(meanLoss: 1, meanBurst: 2) }
+    #expect(throws: SimulationConfigurationError.meanLossOutOfRange(-0.1)) { try GilbertElliott.bursty(meanLoss: -0.1, meanBurst: 2) }
+    #expect(throws: SimulationConfigurationError.meanBurstTooShort(0.5)) { try GilbertElliott.bursty(meanLoss: 0.1, meanBurst: 0.5) }
+    #expect(throws: SimulationConfigurationError.meanLossOutOfRange(1.5)) { try NetworkScenario.room(lossPercent: 150, jitterMs: 0) }
+    _ = try GilbertElliott.bursty(meanLoss: 0.1, meanBurst: 2)
 }

@@ -58,10 +58,10 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Test func toneSourceThroughTheSimulatedNetworkIsWrittenToAWAVFile() throws {
     let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
-    var tone = ToneSource<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
+    var tone = ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
                                  seconds: 2, framesPerRead: 320, clock: clock)
     var sender = try AudioSendPipeline()
-    var link = try SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 10), seed: 1)
+    var link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 10), seed: 1)
     var configuration = AudioReceiveConfiguration()
     configuration.callStartNTP = sender.ntpOffset + 1
     var receiver = try AudioReceivePipeline(configuration: configuration,
@@ -69,16 +69,16 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-call-tone-\(getpid()).wav").path
     defer { try? FileManager.default.removeItem(atPath: path) }
     var writer = try WAVWriter(path: path, format: WAVFormat(sampleRate: 16_000, channels: 1))
-    var frame = AudioFrame<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
+    var frame = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
     let scheduler = MediaScheduler(clock: clock)
     var ended = false
     var written = 0
-    scheduler.add("capture", pacer: FramePacer(periodNanoseconds: 20_000_000, origin: clock.now(), policy: .catchUp)) { frames, _ in
+    scheduler.add("capture", pacer: try FramePacer(periodNanoseconds: 20_000_000, origin: clock.now(), policy: .catchUp)) { frames, _ in
         for _ in frames where !ended {
             ended = !sender.captureAndSend(from: &tone, into: &frame, over: &link) { _ in }
         }
     }
-    let playout = FramePacer(periodNanoseconds: 10_000_000, origin: clock.now(), policy: .catchUp)
+    let playout = try FramePacer(periodNanoseconds: 10_000_000, origin: clock.now(), policy: .catchUp)
     scheduler.add("playout", pacer: playout) { frames, _ in
         for k in frames {
             let t = playout.deadline(ofFrame: k)
@@ -111,7 +111,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
     let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
     var sender = try AudioSendPipeline()
-    var link = try SimulatedLink(scenario: .room(lossPercent: 3, jitterMs: 20), seed: 5)
+    var link = try SimulatedLink(scenario: try .room(lossPercent: 3, jitterMs: 20), seed: 5)
     var local = AudioReceiveConfiguration()
     local.callStartNTP = sender.ntpOffset + 1
     var remote = local
@@ -178,7 +178,7 @@ func mediaTimesStayMonotonicOverAJitteryLink(seed: UInt64) throws {
     let speech = try RoomParticipant.load(path: speechFile.path, name: "speech")
     let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
     var sender = try AudioSendPipeline()
-    var link = try SimulatedLink(scenario: .room(lossPercent: 5, jitterMs: 30), seed: seed)
+    var link = try SimulatedLink(scenario: try .room(lossPercent: 5, jitterMs: 30), seed: seed)
     var configuration = AudioReceiveConfiguration()
     configuration.callStartNTP = sender.ntpOffset + 1
     var receiver = try AudioReceivePipeline(configuration: configuration,

@@ -31,18 +31,18 @@ private func scenarios() throws -> [(name: String, participants: [RoomParticipan
         c.receive.voiceActivitySource = .local
         return c
     }
-    out.append(("lossy", try conversation(seconds: 12), local(.room(lossPercent: 8, jitterMs: 25), seed: 3)))
-    var senderBits = RoomConfiguration(network: .room(lossPercent: 3, jitterMs: 10), seed: 9)
+    out.append(("lossy", try conversation(seconds: 12), local(try .room(lossPercent: 8, jitterMs: 25), seed: 3)))
+    var senderBits = RoomConfiguration(network: try .room(lossPercent: 3, jitterMs: 10), seed: 9)
     senderBits.receive.voiceActivitySource = .senderAudioLevel
     out.append(("sender-bits", try conversation(seconds: 10), senderBits))
     var muted = try conversation(seconds: 9)
     muted[0].mutedIntervals = [3.0...7.0]
     muted[1].driftPpm = 20_000
     muted[2].driftPpm = -15_000
-    out.append(("muted-drift", muted, local(.room(lossPercent: 0, jitterMs: 5), seed: 2)))
+    out.append(("muted-drift", muted, local(try .room(lossPercent: 0, jitterMs: 5), seed: 2)))
     var video = try conversation(seconds: 5)
     try video[1].attachVideo(path: samples.appendingPathComponent("video/sample.y4m").path)
-    out.append(("video", video, local(.room(lossPercent: 3, jitterMs: 20), seed: 5)))
+    out.append(("video", video, local(try .room(lossPercent: 3, jitterMs: 20), seed: 5)))
     return out
 }
 

@@ -57,7 +57,7 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     let participants = try loadConversation()
     let reference = try offlineOnsets(participants)
     #expect(reference.values.map(\.count).reduce(0, +) >= 3, "the conversation should have turns to find")
-    var config = RoomConfiguration(network: .room(lossPercent: 5, jitterMs: 30), seed: 7)
+    var config = RoomConfiguration(network: try .room(lossPercent: 5, jitterMs: 30), seed: 7)
     config.receive.voiceActivitySource = source
     let (events, reports) = try runRoom(participants, config)
     let live = onsets(events)
@@ -85,17 +85,17 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
         q.samples = Array(q.samples.prefix(16_000 * 8))
         return q
     }
-    let a = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 10, jitterMs: 20), seed: 3))
-    let b = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 10, jitterMs: 20), seed: 3))
-    let c = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 10, jitterMs: 20), seed: 4))
+    let a = try runRoom(participants, RoomConfiguration(network: try .room(lossPercent: 10, jitterMs: 20), seed: 3))
+    let b = try runRoom(participants, RoomConfiguration(network: try .room(lossPercent: 10, jitterMs: 20), seed: 3))
+    let c = try runRoom(participants, RoomConfiguration(network: try .room(lossPercent: 10, jitterMs: 20), seed: 4))
     #expect(a.events == b.events)
     #expect(a.reports.map(\.audio) == b.reports.map(\.audio))
     #expect(a.reports.map(\.audio) != c.reports.map(\.audio))
 }
 
 @Test func shortSoakWithBurstLossSpikesAndDriftAccountsForEveryFrame() throws {
-    var network = NetworkScenario.room(lossPercent: 0, jitterMs: 10)
-    network.loss = GilbertElliott.bursty(meanLoss: 0.10, meanBurst: 3)
+    var network = try NetworkScenario.room(lossPercent: 0, jitterMs: 10)
+    network.loss = try GilbertElliott.bursty(meanLoss: 0.10, meanBurst: 3)
     network.spikesPerSecond = 0.05
     network.spikeHeightMs = 300
     let base = try loadConversation()
@@ -183,7 +183,7 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
 }
 
 @Test func simulatedLinkIsDeterministicAppliesLossAndRefusesWhenFull() throws {
-    var scenario = NetworkScenario.room(lossPercent: 20, jitterMs: 15)
+    var scenario = try NetworkScenario.room(lossPercent: 20, jitterMs: 15)
     scenario.duplicateProbability = 0.05
     func run(_ seed: UInt64, capacity: Int = 512) throws -> (LinkStatistics, [Int64]) {
         var link = try SimulatedLink(scenario: scenario, seed: seed, capacity: capacity)
@@ -208,8 +208,8 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     #expect(full.refused > 0)
 }
 
-@Test func simulatedLinkRejectsSizesOutOfRangeWithoutTrapping() {
-    let scenario = NetworkScenario.room(lossPercent: 0, jitterMs: 0)
+@Test func simulatedLinkRejectsSizesOutOfRangeWithoutTrapping() throws {
+    let scenario = try NetworkScenario.room(lossPercent: 0, jitterMs: 0)
     #expect(throws: SimulatedLinkError(argument: "capacity", value: 0, reason: "must be positive")) {
         _ = try SimulatedLink(scenario: scenario, seed: 1, capacity: 0)
     }
@@ -233,7 +233,7 @@ func roomOverALossyJitteryNetworkFindsTheSameTurnsAsOfflineDetection(source: Voi
     let video = conversation.deletingLastPathComponent().appendingPathComponent("video/sample.y4m")
     try participants[1].attachVideo(path: video.path)
     #expect(participants[1].videoFramesPerSecond == 30 && !participants[1].video.isEmpty)
-    let (events, reports) = try runRoom(participants, RoomConfiguration(network: .room(lossPercent: 3, jitterMs: 20), seed: 5))
+    let (events, reports) = try runRoom(participants, RoomConfiguration(network: try .room(lossPercent: 3, jitterMs: 20), seed: 5))
     let v = try #require(reports[1].video)
     #expect(reports[0].video == nil)
     #expect(v.framesCaptured >= 170 && v.framesEncoded == v.framesCaptured)

@@ -107,7 +107,7 @@ func srtpCallOverUDPDropsEveryInjectedPacketBeforeTheReceiver(_ suite: SRTPSuite
 
 @Test func srtpTransportDropsMalformedAndOversizedDatagrams() throws {
     let key = try SRTPKey.generate()
-    let link = try SRTPTransport(SimulatedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 1),
+    let link = try SRTPTransport(SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 1),
                                  sendKey: key, receiveKey: key, maximumDatagram: 200)
     let t = MonotonicTime(seconds: 1)
     // Too large to protect within the transport's limit: refused, not sent.

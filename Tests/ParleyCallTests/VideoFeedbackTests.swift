@@ -97,7 +97,7 @@ private let firstTimestamp: UInt32 = 0xFFFF_0000  // wraps during the call
 
 private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throws -> VideoCallResult {
     let start = MonotonicTime(seconds: 100)
-    var scenario = NetworkScenario.room(lossPercent: 0, jitterMs: setup.jitterMs, baseDelayMs: setup.oneWayDelayMs, packetMs: 10)
+    var scenario = try NetworkScenario.room(lossPercent: 0, jitterMs: setup.jitterMs, baseDelayMs: setup.oneWayDelayMs, packetMs: 10)
     scenario.name = "video-feedback"
     var forward = try ImpairedLink(scenario: scenario, seed: setup.seed, origin: start, lossAt: setup.forwardLoss)
     forward.alwaysDrop = setup.dropForward
@@ -277,7 +277,7 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
 
         // Random bytes, and random bodies behind a valid RR header, at the sender's feedback input.
         var sender = try VideoSendPipeline(width: 64, height: 48, framesPerSecond: 30, ssrc: 7, ntpOffset: 0)
-        var link = try ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
+        var link = try ImpairedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
         var rng = Xoshiro256(seed: 11)
         var valid = 0
         for k in 0..<20_000 {
@@ -318,7 +318,7 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
 
     @Test func keyframesForPLIsAreRateLimited() throws {
         var sender = try VideoSendPipeline(width: 64, height: 48, framesPerSecond: 30, ssrc: 7, ntpOffset: 0)
-        var link = try ImpairedLink(scenario: .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
+        var link = try ImpairedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 3, origin: .zero, lossAt: { _ in 0 })
         let pli = try RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1)),
                                                .pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 1, mediaSSRC: 7))])
         let other = try RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: 1)),

@@ -132,8 +132,8 @@ struct OpusTests {
     @Test func encodingAFrameOfAnotherFormatThrows() throws {
         var e = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
         var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
-        let wrongRate = AudioFrame<Int16>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
-        let wrongChannels = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
+        let wrongRate = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 320)
+        let wrongChannels = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
         for frame in [wrongRate, wrongChannels] {
             do {
                 _ = try e.encode(frame, into: &packet)
@@ -142,7 +142,7 @@ struct OpusTests {
                 #expect(error.code == .badArgument && error.message.contains("does not match the encoder"))
             }
         }
-        let good = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 1), samplesPerChannel: 960)
+        let good = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 1), samplesPerChannel: 960)
         #expect(try e.encode(good, into: &packet) > 0)
     }
 
@@ -331,5 +331,44 @@ struct OpusTests {
         let left = (0..<frames).map { out[2 * ($0 + la)] }, right = (0..<frames).map { out[2 * ($0 + la) + 1] }
         #expect(correlation(mono[0..<frames], left[...]) > 0.9)
         #expect(correlation(mono[0..<frames], right[...]) < -0.9)
+    }
+}
+
+/// A caller's own sample type: the codec wrappers refuse it with a typed error.
+private struct OtherSample: AudioSample {
+    var value: Float
+    static var silence: OtherSample { OtherSample(value: 0) }
+    var floatValue: Float { value }
+    init(value: Float) { self.value = value }
+    init(clampingFloat value: Float) { self.value = value }
+}
+
+@Test func sampleTypesOtherThanInt16AndFloatAreErrors() throws {
+    var enc = try OpusEncoder(sampleRate: 48_000, channels: 1, application: .voip)
+    var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
+    #expect(throws: OpusError.self) { try enc.encode([OtherSample](repeating: .silence, count: 960), into: &packet) }
+    do {
+        _ = try enc.encode([OtherSample](repeating: .silence, count: 960), into: &packet)
+    } catch {
+        #expect(error.code == .badArgument && error.message.contains("OtherSample"))
+    }
+    var dec = try OpusDecoder(sampleRate: 48_000, channels: 1)
+    let good = try enc.encode([Float](repeating: 0, count: 960), into: &packet)
+    var out = [OtherSample](repeating: .silence, count: 960)
+    #expect(throws: OpusError.self) { try dec.decode(Array(packet[0..<good]), into: &out) }
+}
+
+@Test func frameSizeBuffersUnder48ElementsAreErrors() {
+    let packet: [UInt8] = [0x78, 0x01, 0x02]
+    var sizes = [Int](repeating: 0, count: 10)
+    do {
+        _ = try sizes.withUnsafeMutableBufferPointer { b throws(OpusError) in
+            try packet.withUnsafeBytes { raw in
+                Result { () throws(OpusError) in try OpusPacketInfo(parsing: raw, frameSizes: b) }
+            }.get()
+        }
+        Issue.record("a 10-element frameSizes buffer was accepted")
+    } catch {
+        #expect(error.code == .badArgument && error.message == "frameSizes holds 10 elements, fewer than 48")
     }
 }

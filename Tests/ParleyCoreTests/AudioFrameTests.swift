@@ -11,15 +11,15 @@ import Testing
         #expect(Int16(-32768).floatValue == -1.0)
     }
 
-    @Test func frameGeometry() {
-        let f = AudioFrame<Int16>(format: AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
+    @Test func frameGeometry() throws {
+        let f = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
         #expect(f.samples.count == 1920)
         #expect(f.samplesPerChannel == 960)
         #expect(abs(f.duration - 0.02) < 1e-12)
     }
 
-    @Test func inPlaceRefillKeepsStorage() {
-        var f = AudioFrame<Float>(format: AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 160)
+    @Test func inPlaceRefillKeepsStorage() throws {
+        var f = AudioFrame<Float>(format: try AudioFormat(sampleRate: 16_000, channels: 1), samplesPerChannel: 160)
         let before = f.samples.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
         for round in 0..<10 {
             f.withUnsafeMutableSamples { buf in
@@ -76,4 +76,15 @@ import Testing
         #expect(b >= a)
         #expect(MonotonicTime(seconds: 1.5).advanced(bySeconds: 0.5).nanoseconds == 2_000_000_000)
     }
+}
+
+@Test func formatsAndFramesRefuseACallersBadValues() throws {
+    #expect(throws: AudioFormatError.sampleRateNotPositive(0)) { try AudioFormat(sampleRate: 0, channels: 1) }
+    #expect(throws: AudioFormatError.sampleRateNotPositive(-48_000)) { try AudioFormat(sampleRate: -48_000, channels: 2) }
+    #expect(throws: AudioFormatError.channelsNotPositive(0)) { try AudioFormat(sampleRate: 16_000, channels: 0) }
+    let stereo = try AudioFormat(sampleRate: 48_000, channels: 2)
+    #expect(throws: AudioFormatError.partialFrame(samples: 3, channels: 2)) {
+        try AudioFrame<Int16>(format: stereo, samples: [1, 2, 3])
+    }
+    #expect(try AudioFrame<Int16>(format: stereo, samples: [1, 2, 3, 4]).samplesPerChannel == 2)
 }

@@ -273,7 +273,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
     #expect(abs(read - whole.duration / 3) < 0.05)
 }
 
-/// At a rate the VAD does not take (44.1 kHz), samples go through ParleyMedia's band-limited
+/// At a rate the VAD does not take (44.1 kHz), samples go through the band-limited
 /// resampler first; offline and live still agree, chunking does not matter, and the talk found
 /// is the talk found at the original rate, within a frame or two.
 @Test(.enabled(if: hasSampleMedia), arguments: [4, 5])
@@ -281,8 +281,10 @@ func resampledRatesGiveTheSameResultOfflineAndLive(seed: UInt64) throws {
     let (speech, rate, _) = try readAll(try mediaFiles()[0])
     var resampler = try Resampler(inputRate: rate, outputRate: 44_100, maxInputFrames: speech.count)
     var at44 = [Float](repeating: 0, count: resampler.maxOutputFrames(forInput: speech.count) + 64)
-    var n = resampler.process(speech, into: &at44)
-    n += at44.withUnsafeMutableBufferPointer { resampler.flush(into: UnsafeMutableBufferPointer(rebasing: $0[n...])) }
+    var n = try resampler.process(speech, into: &at44)
+    n += try at44.withUnsafeMutableBufferPointer { (b) throws(ResamplerBlockError) -> Int in
+        try resampler.flush(into: UnsafeMutableBufferPointer(rebasing: b[n...]))
+    }
     at44.removeLast(at44.count - n)
 
     var source = MemorySource(sampleRate: 44_100, channels: 1, samples: at44)

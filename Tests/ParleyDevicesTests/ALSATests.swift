@@ -50,7 +50,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("testcap", input: fx.path("in.raw")))
         var mic = try ALSACapture<Int16>(pcm: "testcap",
-                                         parameters: .init(format: .init(sampleRate: 16_000, channels: 1)),
+                                         parameters: .init(format: audioFormat(16_000, 1)),
                                          configuration: conf)
         #expect(mic.setup.periodFrames == 160)
         #expect(mic.setup.sampleFormat == "S16_LE")
@@ -75,7 +75,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("stereo", input: fx.path("in.raw")))
         var mic = try ALSACapture<Float>(pcm: "stereo",
-                                         parameters: .init(format: .init(sampleRate: 48_000, channels: 2)),
+                                         parameters: .init(format: audioFormat(48_000, 2)),
                                          configuration: conf)
         #expect(mic.setup.sampleFormat == "FLOAT_LE")
         #expect(mic.framesPerRead == 480)
@@ -94,7 +94,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         let input = testSamples(count: 1_000, seed: 99)
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("pull", input: fx.path("in.raw")))
-        var mic = try ALSACapture<Int16>(pcm: "pull", parameters: .init(format: .init(sampleRate: 8_000, channels: 1)),
+        var mic = try ALSACapture<Int16>(pcm: "pull", parameters: .init(format: audioFormat(8_000, 1)),
                                          configuration: conf)
         var buffer = [Int16](repeating: 0, count: 333)
         try buffer.withUnsafeMutableBufferPointer { try mic.read(into: $0) }
@@ -109,7 +109,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         let conf = try ALSAConfigurationTree(text: fx.playbackDefinition("testplay", output: out))
         let samples = testSamples(count: 16_000 * 2, seed: 7)  // 0.5 s stereo at 32 kHz
         var speaker = try ALSAPlayback<Int16>(pcm: "testplay",
-                                              parameters: .init(format: .init(sampleRate: 32_000, channels: 2)),
+                                              parameters: .init(format: audioFormat(32_000, 2)),
                                               configuration: conf)
         var frame = AudioFrame<Int16>(format: speaker.setup.format, samplesPerChannel: 320)
         for start in stride(from: 0, to: samples.count, by: 640) {
@@ -124,7 +124,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
     @Test func captureOverrunFromNotReadingIsRecoveredAndCounted() throws {
         // A clocked PCM keeps real time: 10 ms periods, 10 periods of buffer (100 ms, so a busy
         // test machine does not overrun by accident).
-        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1),
+        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1),
                                                                    periodCount: 10))
         #expect(mic.setup.bufferFrames == 1_600)
         var frame = mic.makeFrame()
@@ -142,7 +142,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
     }
 
     @Test func playbackUnderrunFromNotWritingIsRecoveredAndCounted() throws {
-        var speaker = try ALSAPlayback<Float>.clocked(parameters: .init(format: .init(sampleRate: 48_000, channels: 1),
+        var speaker = try ALSAPlayback<Float>.clocked(parameters: .init(format: audioFormat(48_000, 1),
                                                                         periodCount: 10))
         let frame = AudioFrame<Float>(format: speaker.setup.format, samplesPerChannel: 480)
         for _ in 0..<10 { try speaker.write(frame) }  // fills the 100 ms buffer; playback starts
@@ -154,7 +154,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
     }
 
     @Test func suspendIsResumedAndCounted() throws {
-        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1),
+        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1),
                                                                    periodCount: 10))
         var frame = mic.makeFrame()
         for _ in 0..<3 { try mic.read(into: &frame) }
@@ -165,7 +165,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         #expect(mic.xruns.suspends == 1)
         #expect(mic.framesDelivered == 7 * 160)
 
-        var speaker = try ALSAPlayback<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1),
+        var speaker = try ALSAPlayback<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1),
                                                                         periodCount: 10))
         let out = AudioFrame<Int16>(format: speaker.setup.format, samplesPerChannel: 160)
         for _ in 0..<4 { try speaker.write(out) }
@@ -175,7 +175,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
     }
 
     @Test func clockedCaptureIsPacedAtTheSampleRate() throws {
-        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 1)))
+        var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1)))
         var frame = mic.makeFrame()
         let start = MonotonicTime.now()
         for _ in 0..<10 { try mic.read(into: &frame) }
@@ -188,7 +188,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         let conf = try ALSAConfigurationTree(text: "")
         do {
             _ = try ALSACapture<Int16>(pcm: "no_such_pcm_here",
-                                       parameters: .init(format: .init(sampleRate: 16_000, channels: 1)),
+                                       parameters: .init(format: audioFormat(16_000, 1)),
                                        configuration: conf)
             Issue.record("opening an undefined PCM succeeded")
         } catch {
@@ -202,10 +202,10 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
 
     @Test func missingSoundCardIsATypedNoSuchDeviceError() {
         #expect(throws: ALSAError.self) {
-            _ = try ALSACapture<Int16>(pcm: "hw:7,0", parameters: .init(format: .init(sampleRate: 48_000, channels: 1)))
+            _ = try ALSACapture<Int16>(pcm: "hw:7,0", parameters: .init(format: audioFormat(48_000, 1)))
         }
         do {
-            _ = try ALSAPlayback<Int16>(pcm: "hw:7,0", parameters: .init(format: .init(sampleRate: 48_000, channels: 1)))
+            _ = try ALSAPlayback<Int16>(pcm: "hw:7,0", parameters: .init(format: audioFormat(48_000, 1)))
         } catch {
             #expect(error.kind == .noSuchDevice)
             #expect(error.description.contains("hw:7,0"))
@@ -214,7 +214,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
 
     @Test func rateAndChannelsNotOfferedListWhatIsOffered() {
         do {
-            _ = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 4_000, channels: 1),
+            _ = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(4_000, 1),
                                                                  allowResampling: false))
             Issue.record("4 kHz was accepted")
         } catch {
@@ -222,7 +222,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
             #expect(error.detail?.contains("8000-192000 Hz") == true)
         }
         do {
-            _ = try ALSACapture<Int16>.clocked(parameters: .init(format: .init(sampleRate: 16_000, channels: 12)))
+            _ = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 12)))
             Issue.record("12 channels were accepted")
         } catch {
             #expect(error.kind == .notOffered)
@@ -231,7 +231,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
     }
 
     @Test func aCallersBadValuesAreRefusedWithoutATransfer() throws {
-        let mono = AudioFormat(sampleRate: 16_000, channels: 1)
+        let mono = try AudioFormat(sampleRate: 16_000, channels: 1)
         #expect(throws: ALSAError.self) { _ = try ALSACapture<Int16>.clocked(parameters: .init(format: mono, periodCount: 1)) }
         do {
             _ = try ALSAPlayback<Int16>.clocked(parameters: .init(format: mono, periodFrames: 0))
@@ -253,7 +253,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         #expect(mic.framesDelivered == 160)
 
         var speaker = try ALSAPlayback<Int16>.clocked(parameters: .init(format: mono))
-        let stereo = AudioFrame<Int16>(format: .init(sampleRate: 16_000, channels: 2), samplesPerChannel: 160)
+        let stereo = AudioFrame<Int16>(format: try .init(sampleRate: 16_000, channels: 2), samplesPerChannel: 160)
         #expect { try speaker.write(stereo) } throws: { ($0 as? ALSAError)?.kind == .invalidArgument }
         #expect(speaker.framesWritten == 0)
     }
@@ -277,4 +277,9 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         let pcms = try ALSADevices.pcms()
         #expect(pcms.contains { $0.name == "null" })
     }
+}
+
+/// A format the tests know to be valid.
+func audioFormat(_ sampleRate: Int, _ channels: Int) -> AudioFormat {
+    try! AudioFormat(sampleRate: sampleRate, channels: channels)   // positive constants
 }

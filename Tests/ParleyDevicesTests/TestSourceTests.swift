@@ -4,7 +4,7 @@ import Testing
 import ParleyMedia
 
 @Suite struct TestSourceTests {
-    let mono16k = AudioFormat(sampleRate: 16_000, channels: 1)
+    let mono16k = try! AudioFormat(sampleRate: 16_000, channels: 1)
 
     @Test func toneOnAManualClockIsPacedAndTimedLikeADevice() {
         let clock = VirtualMediaClock()
@@ -26,8 +26,8 @@ import ParleyMedia
         #expect(!more)
     }
 
-    @Test func toneValuesFollowTheSineAndFillEveryChannel() {
-        let stereo = AudioFormat(sampleRate: 8_000, channels: 2)
+    @Test func toneValuesFollowTheSineAndFillEveryChannel() throws {
+        let stereo = try AudioFormat(sampleRate: 8_000, channels: 2)
         var tone = ToneSource<Float>(format: stereo, frequency: 500, amplitude: 0.25, clock: VirtualMediaClock())
         var frame = AudioFrame<Float>(format: stereo, samplesPerChannel: 80)
         let read = tone.read(into: &frame)
@@ -42,7 +42,7 @@ import ParleyMedia
     @Test func sampleProviderSourceDeliversSamplesInOrderAndPadsTheLastFrame() throws {
         let samples = testSamples(count: 1_000)
         let clock = VirtualMediaClock()
-        var source = SampleProviderSource(ArraySampleProvider(format: mono16k, samples: samples), clock: clock)
+        var source = SampleProviderSource(try ArraySampleProvider(format: mono16k, samples: samples), clock: clock)
         var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: 160)
         var got: [Int16] = []
         var stamps: [UInt32] = []
@@ -58,7 +58,7 @@ import ParleyMedia
     }
 
     @Test func sampleProviderSourceOnTheSystemClockRunsInRealTime() throws {
-        var source = SampleProviderSource(ArraySampleProvider(format: mono16k, samples: testSamples(count: 1_600)))
+        var source = SampleProviderSource(try ArraySampleProvider(format: mono16k, samples: testSamples(count: 1_600)))
         var frame = AudioFrame<Int16>(format: mono16k, samplesPerChannel: 160)
         let start = MonotonicTime.now()
         while source.read(into: &frame) {}
@@ -108,7 +108,7 @@ import ParleyMedia
 
     @Test func audioStreamDeliversEveryFrameInOrderThenFinishes() async throws {
         let tone = ToneSource<Int16>(format: mono16k, seconds: 0.2, clock: VirtualMediaClock())
-        let stream = AudioCaptureStream(tone, bufferCapacity: 64)
+        let stream = try AudioCaptureStream(tone, bufferCapacity: 64)
         var stamps: [UInt32] = []
         for try await frame in stream { stamps.append(frame.timestamp) }
         #expect(stamps == (0..<20).map { UInt32($0 * 160) })
@@ -117,7 +117,7 @@ import ParleyMedia
 
     @Test func audioStreamDropsTheOldestFramesForASlowConsumerAndCountsThem() async throws {
         let tone = ToneSource<Int16>(format: mono16k, seconds: 0.5, clock: VirtualMediaClock())
-        let stream = AudioCaptureStream(tone, bufferCapacity: 3)
+        let stream = try AudioCaptureStream(tone, bufferCapacity: 3)
         // Do not consume until the (instant, virtual-clock) capture has produced all 50 frames.
         while stream.capturedFrames < 50 { try await Task.sleep(nanoseconds: 1_000_000) }
         var stamps: [UInt32] = []
@@ -128,7 +128,7 @@ import ParleyMedia
 
     struct BrokenProvider: AudioSampleProvider {
         struct Failure: Error, Equatable {}
-        let format = AudioFormat(sampleRate: 16_000, channels: 1)
+        let format = try! AudioFormat(sampleRate: 16_000, channels: 1)
         var calls = 0
         mutating func readSamples(into buffer: UnsafeMutableBufferPointer<Int16>) throws(Failure) -> Int {
             calls += 1
@@ -138,8 +138,8 @@ import ParleyMedia
         }
     }
 
-    @Test func audioStreamEndsWithTheSourcesError() async {
-        let stream = AudioCaptureStream(SampleProviderSource(BrokenProvider(), clock: VirtualMediaClock()))
+    @Test func audioStreamEndsWithTheSourcesError() async throws {
+        let stream = try AudioCaptureStream(SampleProviderSource(BrokenProvider(), clock: VirtualMediaClock()))
         var frames = 0
         await #expect(throws: BrokenProvider.Failure.self) {
             for try await _ in stream { frames += 1 }
@@ -148,7 +148,7 @@ import ParleyMedia
     }
 
     @Test func stoppingAnEndlessStreamFinishesIt() async throws {
-        let stream = AudioCaptureStream(ToneSource<Float>(format: mono16k))  // real time, endless
+        let stream = try AudioCaptureStream(ToneSource<Float>(format: mono16k))  // real time, endless
         var frames = 0
         for try await _ in stream {
             frames += 1
@@ -164,7 +164,7 @@ import ParleyMedia
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("streamcap", input: fx.path("in.raw")))
         let mic = try ALSACapture<Int16>(pcm: "streamcap", parameters: .init(format: mono16k), configuration: conf)
-        let stream = AudioCaptureStream(PrefixAudioSource(mic, frames: 20), bufferCapacity: 20)
+        let stream = try AudioCaptureStream(try PrefixAudioSource(mic, frames: 20), bufferCapacity: 20)
         var got: [Int16] = []
         var stamps: [UInt32] = []
         for try await frame in stream {
@@ -186,7 +186,7 @@ import ParleyMedia
         try writeRaw(input, to: fx.path("in.raw"))
         let conf = try ALSAConfigurationTree(text: fx.captureDefinition("dropcap", input: fx.path("in.raw")))
         let mic = try ALSACapture<Int16>(pcm: "dropcap", parameters: .init(format: mono16k), configuration: conf)
-        let stream = AudioCaptureStream(PrefixAudioSource(mic, frames: 400), bufferCapacity: 4)
+        let stream = try AudioCaptureStream(try PrefixAudioSource(mic, frames: 400), bufferCapacity: 4)
         var consumed = 0
         var mismatches = 0
         var last = -1
@@ -203,7 +203,7 @@ import ParleyMedia
     }
 
     @Test func videoStreamDeliversPatternPictures() async throws {
-        let stream = VideoCaptureStream(try PatternSource(width: 32, height: 24, framesPerSecond: 30, frameCount: 4,
+        let stream = try VideoCaptureStream(try PatternSource(width: 32, height: 24, framesPerSecond: 30, frameCount: 4,
                                                       clock: VirtualMediaClock()), bufferCapacity: 8)
         var stamps: [UInt32] = []
         for try await picture in stream {
@@ -241,7 +241,7 @@ import ParleyMedia
         let clock = VirtualMediaClock()
         let t0 = clock.now()
         var source = WAVFileSource<Int16>(try WAVFileProvider(path: Self.speech), clock: clock)
-        #expect(source.format == AudioFormat(sampleRate: 16_000, channels: 1))
+        #expect(try source.format == AudioFormat(sampleRate: 16_000, channels: 1))
         var frame = AudioFrame<Int16>(format: source.format, samplesPerChannel: source.framesPerRead)
         var got: [Int16] = []
         var frames = 0
@@ -302,7 +302,7 @@ import ParleyMedia
     }
 
     @Test func y4mStreamsThroughTheVideoCaptureStream() async throws {
-        let stream = VideoCaptureStream(try Y4MFileSource(Y4MFileProvider(path: Self.video), clock: VirtualMediaClock()),
+        let stream = try VideoCaptureStream(try Y4MFileSource(Y4MFileProvider(path: Self.video), clock: VirtualMediaClock()),
                                         bufferCapacity: 64)
         var stamps: [UInt32] = []
         for try await picture in stream { stamps.append(picture.timestamp) }
@@ -356,4 +356,32 @@ private struct SizedProvider: VideoFrameProvider {
         }
         #expect(clocked.framesDelivered == 3 && paced.framesDelivered == 3)
     }
+}
+
+@Test func captureSettingsACallerGetsWrongAreErrors() throws {
+    let format = try AudioFormat(sampleRate: 16_000, channels: 1)
+    #expect(throws: CaptureConfigurationError.bufferCapacityNotPositive(0)) {
+        try AudioCaptureStream(ToneSource<Int16>(format: format, seconds: 0.01, clock: VirtualMediaClock()), bufferCapacity: 0)
+    }
+    #expect(throws: CaptureConfigurationError.frameCountNegative(-1)) {
+        _ = try PrefixAudioSource(ToneSource<Int16>(format: format, clock: VirtualMediaClock()), frames: -1)
+    }
+    #expect(throws: AudioFormatError.partialFrame(samples: 3, channels: 2)) {
+        try ArraySampleProvider<Int16>(format: try AudioFormat(sampleRate: 8_000, channels: 2), samples: [1, 2, 3])
+    }
+}
+
+@Test func aFrameOfAnotherFormatIsGivenTheSourcesFormat() throws {
+    let format = try AudioFormat(sampleRate: 16_000, channels: 1)
+    var tone = ToneSource<Int16>(format: format, clock: VirtualMediaClock())
+    var frame = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: 960)
+    let read = tone.read(into: &frame)
+    #expect(read)
+    #expect(frame.format == format && frame.samplesPerChannel == tone.framesPerRead)
+    var recorded = SampleProviderSource(try ArraySampleProvider<Int16>(format: format, samples: [Int16](repeating: 5, count: 320)),
+                                        clock: VirtualMediaClock())
+    var other = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 8_000, channels: 1), samplesPerChannel: 7)
+    let readRecorded = recorded.read(into: &other)
+    #expect(readRecorded)
+    #expect(other.format == format && other.samples.allSatisfy { $0 == 5 })
 }

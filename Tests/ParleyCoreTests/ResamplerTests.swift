@@ -1,6 +1,17 @@
 import Foundation
 import Testing
-@testable import ParleyMedia
+@testable import ParleyCore
+
+/// A deterministic pseudo-random generator (xorshift64*) so tests are repeatable.
+private struct TestRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func int(in range: ClosedRange<Int64>) -> Int64 {
+        state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+        let span = UInt64(range.upperBound - range.lowerBound) + 1
+        return range.lowerBound + Int64(bitPattern: (state &* 2685821657736338717) % span)
+    }
+}
 
 /// Resamples `seconds` of a sine (amplitude 0.5) in 480-frame blocks, flushing at the end.
 private func resampleSine(from inRate: Int, to outRate: Int, frequency: Double, seconds: Double = 0.5,
@@ -14,12 +25,12 @@ private func resampleSine(from inRate: Int, to outRate: Int, frequency: Double, 
     while i < n {
         let m = min(480, n - i)
         let produced = input[i..<(i + m)].withUnsafeBufferPointer { src in
-            buf.withUnsafeMutableBufferPointer { r.process(src, into: $0) }
+            buf.withUnsafeMutableBufferPointer { try! r.process(src, into: $0) }   // whole blocks, sized buffer
         }
         out += buf[0..<produced]
         i += m
     }
-    let tail = buf.withUnsafeMutableBufferPointer { r.flush(into: $0) }
+    let tail = buf.withUnsafeMutableBufferPointer { try! r.flush(into: $0) }   // maxOutputFrames(480) >= maxFlushFrames
     out += buf[0..<tail]
     return out
 }
@@ -53,7 +64,8 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
 }
 
 @Suite struct ResamplerTests {
-    @Test(arguments: [(48_000, 16_000), (44_100, 16_000), (16_000, 48_000), (8_000, 16_000), (44_100, 48_000)])
+    @Test(arguments: [(48_000, 16_000), (44_100, 16_000), (16_000, 48_000), (8_000, 16_000), (44_100, 48_000),
+                      (12_000, 16_000), (24_000, 16_000), (32_000, 16_000)])
     func passbandIsFlatAndTimeAlignedToNinetyPercentOfNyquist(rates: (Int, Int)) {
         let nyquist = Double(min(rates.0, rates.1)) / 2
         var worstRipple = 0.0, worstResidual = -300.0, worstAligned = -300.0
@@ -75,7 +87,7 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
         #expect(worstAligned < -80, "aligned error \(worstAligned) dB")
     }
 
-    @Test(arguments: [(48_000, 16_000), (44_100, 16_000), (44_100, 8_000)])
+    @Test(arguments: [(48_000, 16_000), (44_100, 16_000), (44_100, 8_000), (32_000, 16_000), (24_000, 16_000)])
     func stopbandIsAtLeast80dBDownWhenDecimating(rates: (Int, Int)) {
         let outNyquist = Double(rates.1) / 2, inNyquist = Double(rates.0) / 2
         var worst = -300.0
@@ -129,7 +141,7 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
             var i = 0
             while i < input.count {
                 let m = min(block * 2, input.count - i)
-                let n = r.process(Array(input[i..<(i + m)]), into: &buf)
+                let n = try! r.process(Array(input[i..<(i + m)]), into: &buf)   // whole stereo frames
                 out += buf[0..<(n * 2)]
                 i += m
             }
@@ -157,4 +169,31 @@ private func analyse(_ y: [Float], rate: Int, frequency: Double) -> (gainDB: Dou
     }
     let r = try Resampler(inputRate: 48_000, outputRate: 16_000, channels: 2, maxInputFrames: 480)
     #expect(r.maxOutputFrames(forInput: 480) >= 160)
+}
+
+@Test func blocksTheResamplerCannotTakeAreErrorsAndConsumeNothing() throws {
+    var r = try Resampler(inputRate: 48_000, outputRate: 16_000, channels: 2, maxInputFrames: 480)
+    var out = [Float](repeating: 0, count: r.maxOutputFrames(forInput: 480) * 2)
+    let ok = [Float](repeating: 0.25, count: 960)
+    func run(_ input: [Float], _ output: inout [Float]) throws(ResamplerBlockError) -> Int {
+        try input.withUnsafeBufferPointer { (i) throws(ResamplerBlockError) -> Int in
+            try output.withUnsafeMutableBufferPointer { (o) throws(ResamplerBlockError) -> Int in try r.process(i, into: o) }
+        }
+    }
+    #expect(throws: ResamplerBlockError.partialFrame(samples: 3, channels: 2)) { try run([0, 0, 0], &out) }
+    #expect(throws: ResamplerBlockError.inputTooLarge(frames: 481, maxInputFrames: 480)) {
+        try run([Float](repeating: 0, count: 962), &out)
+    }
+    var small = [Float](repeating: 0, count: 10)
+    #expect(throws: ResamplerBlockError.outputTooSmall(samples: 10, needed: r.maxOutputFrames(forInput: 480) * 2)) {
+        try run(ok, &small)
+    }
+    #expect(throws: ResamplerBlockError.outputTooSmall(samples: 10, needed: r.maxFlushFrames * 2)) {
+        try small.withUnsafeMutableBufferPointer { (o) throws(ResamplerBlockError) -> Int in try r.flush(into: o) }
+    }
+    // The refused blocks left no trace: the stream is the one a fresh converter gives.
+    var fresh = try Resampler(inputRate: 48_000, outputRate: 16_000, channels: 2, maxInputFrames: 480)
+    var expected: [Float] = []
+    let n = try r.process(ok, into: &out), m = try fresh.process(ok, into: &expected)
+    #expect(n == m && Array(out[0..<(2 * n)]) == Array(expected[0..<(2 * m)]))
 }

@@ -1,7 +1,5 @@
-// Pure Swift (libm only).
-#if canImport(Glibc)
-import Glibc
-#endif
+// Pure Swift, no libm: the filter is designed with ``cosApprox``, so its coefficients (and so
+// every output) are the same bit for bit on every platform.
 
 /// Band-limited sample-rate converter: a polyphase windowed-sinc (Kaiser) filter, streaming,
 /// any rate pair, any channel count, interleaved Float samples.
@@ -18,8 +16,12 @@ import Glibc
 /// ``flush(into:)`` drains at the end.
 ///
 /// Hot path: ``process(_:into:)`` allocates nothing; all buffers are sized in `init` for
-/// at most `maxInputFrames` per call. Threading: use from one thread at a time.
-public struct Resampler {
+/// at most `maxInputFrames` per call. Deterministic: the same input gives the same output bit
+/// for bit, however it is split into blocks and on every platform.
+///
+/// Threading: a value type; use each converter from one thread at a time. Copies are
+/// independent (copy-on-write).
+public struct Resampler: Sendable {
     /// Input rate in Hz.
     public let inputRate: Int
     /// Output rate in Hz.
@@ -46,7 +48,7 @@ public struct Resampler {
     private var inputTotal = 0          // frames given since the start (or reset)
     private var outputTotal = 0         // frames produced since the start (or reset)
 
-    /// Creates a converter. Traps on non-positive rates, channels or block size.
+    /// Creates a converter.
     /// - Parameters:
     ///   - maxInputFrames: the largest block ``process(_:into:)`` will be given (default 4800,
     ///     100 ms at 48 kHz).
@@ -99,7 +101,7 @@ public struct Resampler {
                 if abs(x) >= 1 { continue }
                 let window = besselI0(beta * (1 - x * x).squareRoot()) / i0beta
                 let arg = Double.pi * cutoff * tau
-                let sinc = tau == 0 ? 1.0 : sin(arg) / arg
+                let sinc = tau == 0 ? 1.0 : cosApprox(arg - Double.pi / 2) / arg   // sin(arg) / arg
                 row[j] = cutoff * sinc * window
                 sum += row[j]
             }
@@ -122,14 +124,17 @@ public struct Resampler {
 
     /// Converts a block of interleaved input (at most ``maxInputFrames`` frames) and writes
     /// the output frames now available into `output`; returns how many frames were written.
-    /// `output` must hold ``maxOutputFrames(forInput:)`` frames.
+    /// `output` must hold ``maxOutputFrames(forInput:)`` frames. Allocates nothing.
+    /// - Throws: ``ResamplerBlockError`` when `input` is not whole frames, holds more than
+    ///   ``maxInputFrames`` frames, or `output` is too small; nothing is consumed then.
     public mutating func process(_ input: UnsafeBufferPointer<Float>,
-                                 into output: UnsafeMutableBufferPointer<Float>) -> Int {
+                                 into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerBlockError) -> Int {
         let ch = channels
-        precondition(input.count % ch == 0, "input length must be a multiple of the channel count")
+        guard input.count % ch == 0 else { throw .partialFrame(samples: input.count, channels: ch) }
         let frames = input.count / ch
-        precondition(frames <= maxInputFrames, "input block larger than maxInputFrames")
-        precondition(output.count >= maxOutputFrames(forInput: frames) * ch, "output buffer too small")
+        guard frames <= maxInputFrames else { throw .inputTooLarge(frames: frames, maxInputFrames: maxInputFrames) }
+        let needed = maxOutputFrames(forInput: frames) * ch
+        guard output.count >= needed else { throw .outputTooSmall(samples: output.count, needed: needed) }
         let cap = capacity, start = count
         history.withUnsafeMutableBufferPointer { h in
             for c in 0..<ch {
@@ -146,19 +151,28 @@ public struct Resampler {
 
     /// Convenience over arrays; `output` is resized (once, if too small) and the produced
     /// frame count returned.
-    public mutating func process(_ input: [Float], into output: inout [Float]) -> Int {
+    /// - Throws: ``ResamplerBlockError`` when `input` is not whole frames or holds more than
+    ///   ``maxInputFrames`` frames.
+    public mutating func process(_ input: [Float], into output: inout [Float]) throws(ResamplerBlockError) -> Int {
         let need = maxOutputFrames(forInput: input.count / channels) * channels
         if output.count < need { output = [Float](repeating: 0, count: need) }
-        return input.withUnsafeBufferPointer { i in
-            output.withUnsafeMutableBufferPointer { o in process(i, into: o) }
+        return try input.withUnsafeBufferPointer { (i) throws(ResamplerBlockError) -> Int in
+            try output.withUnsafeMutableBufferPointer { (o) throws(ResamplerBlockError) -> Int in try process(i, into: o) }
         }
     }
+
+    /// Output frames ``flush(into:)`` writes at most (size its buffer with this).
+    public var maxFlushFrames: Int { maxOutputFrames(forInput: half + 1) }
 
     /// Feeds zeros to drain the filter's look-ahead, writing the last outputs up to the time
     /// of the last input frame (so the stream has `ceil(inputFrames * out / in)` frames in all);
     /// call once at the end of the stream, then ``reset()`` before reuse. Returns the frames
     /// written. Allocates (once per stream).
-    public mutating func flush(into output: UnsafeMutableBufferPointer<Float>) -> Int {
+    /// - Throws: ``ResamplerBlockError/outputTooSmall(samples:needed:)`` when `output` holds
+    ///   fewer than ``maxFlushFrames`` frames; nothing is drained then.
+    public mutating func flush(into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerBlockError) -> Int {
+        let needed = maxFlushFrames * channels
+        guard output.count >= needed else { throw .outputTooSmall(samples: output.count, needed: needed) }
         let target = (inputTotal * up + down - 1) / down
         var written = 0
         var left = half + 1
@@ -167,7 +181,10 @@ public struct Resampler {
             let zeros = [Float](repeating: 0, count: m * channels)
             var tmp = [Float](repeating: 0, count: maxOutputFrames(forInput: m) * channels)
             let saved = inputTotal
-            let n = zeros.withUnsafeBufferPointer { z in tmp.withUnsafeMutableBufferPointer { process(z, into: $0) } }
+            // Whole frames, at most maxInputFrames, into a buffer of maxOutputFrames: cannot throw.
+            let n = zeros.withUnsafeBufferPointer { z in
+                tmp.withUnsafeMutableBufferPointer { try! process(z, into: $0) }
+            }
             inputTotal = saved
             let keep = min(n, target - (outputTotal - n))
             for i in 0..<(keep * channels) { output[written * channels + i] = tmp[i] }
