@@ -108,11 +108,12 @@ public struct AudioFrame<Sample: AudioSample>: Sendable {
         self.captureTime = captureTime
     }
 
-    /// Creates a silent frame of `samplesPerChannel` samples per channel.
+    /// Creates a silent frame of `samplesPerChannel` samples per channel (an empty frame when
+    /// it is not positive).
     public init(format: AudioFormat, samplesPerChannel: Int, timestamp: UInt32 = 0,
                 captureTime: MonotonicTime = .zero) {
         self.format = format     // whole frames by construction
-        self.samples = [Sample](repeating: .silence, count: samplesPerChannel * format.channels)
+        self.samples = [Sample](repeating: .silence, count: max(0, samplesPerChannel) * format.channels)
         self.timestamp = timestamp
         self.captureTime = captureTime
     }

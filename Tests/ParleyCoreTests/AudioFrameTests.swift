@@ -16,6 +16,8 @@ import Testing
         #expect(f.samples.count == 1920)
         #expect(f.samplesPerChannel == 960)
         #expect(abs(f.duration - 0.02) < 1e-12)
+        // A count that is not positive gives an empty frame, not a trap.
+        #expect(AudioFrame<Int16>(format: try AudioFormat(sampleRate: 48_000, channels: 2), samplesPerChannel: -5).samples.isEmpty)
     }
 
     @Test func inPlaceRefillKeepsStorage() throws {
