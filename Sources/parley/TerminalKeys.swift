@@ -1,6 +1,7 @@
 // Single key presses from the terminal while a live grid is shown.
 
 import Foundation
+import ParleyCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,15 +35,9 @@ final class TerminalKeys {
         let table = byByte
         Thread.detachNewThread {
             var byte: UInt8 = 0
-            while true {
-                let n = read(STDIN_FILENO, &byte, 1)
-                if n == 1 {
-                    table[byte]?()
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return  // end of input or an error: no more keys
-                }
+            // Until the end of input or an error: then no more keys.
+            while case .success(1) = valueOrErrno({ read(STDIN_FILENO, &byte, 1) }) {
+                table[byte]?()
             }
         }
     }
