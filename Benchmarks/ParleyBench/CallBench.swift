@@ -69,7 +69,7 @@ private struct CallBenchStream {
         for k in 0..<packets {
             for i in 0..<n { frame[i] = speech.samples[(k * n + i) % speech.samples.count] }
             let t = MonotonicTime(nanoseconds: 1_000_000_000 + Int64(k) * 20_000_000)
-            frame.withUnsafeBufferPointer { f in sender.send(f, capturedAt: t, muted: false, over: &recorder) { _ in } }
+            _ = frame.withUnsafeBufferPointer { f in sender.send(f, capturedAt: t, muted: false, over: &recorder) { _ in } }
         }
         for (d, t) in zip(recorder.datagrams, recorder.times) {
             datagrams.append(d)

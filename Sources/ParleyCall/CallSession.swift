@@ -605,8 +605,7 @@ public final class CallSession {
         }
         if let v = localVideo {
             var next: Int64 = 0
-            // The rate was checked within 1...240 when the local video was added.
-            let pacer = try! FramePacer(framesPerSecond: v.framesPerSecond, origin: captureOrigin, policy: .dropLate)
+            let pacer = try FramePacer(framesPerSecond: v.framesPerSecond, origin: captureOrigin, policy: .dropLate)
             videoID = scheduler.add("video", pacer: pacer) {
                 [unowned self] frames, _ in
                 guard !v.ended else { return }

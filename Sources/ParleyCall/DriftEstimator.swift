@@ -1,5 +1,18 @@
 // Capture-clock drift against the monotonic clock: measured, and absorbed.
 
+/// A drift estimator setting that cannot work.
+public enum DriftEstimatorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The sample rate or the time constant is not positive.
+    case notPositive(sampleRate: Int, timeConstant: Double)
+
+    public var description: String {
+        switch self {
+        case let .notPositive(rate, tau):
+            "a drift estimator needs a positive sample rate and time constant (given \(rate) Hz, \(tau) s)"
+        }
+    }
+}
+
 /// Measures how fast a capture clock (a sound card delivering samples at a nominal rate) runs
 /// against the monotonic clock, from the (sample count, capture time) pairs its frames carry.
 ///
@@ -29,8 +42,18 @@ public struct DriftEstimator: Sendable {
     /// Pairs fed.
     public private(set) var observations = 0
 
-    public init(sampleRate: Int, timeConstant: Double = 60) {
-        precondition(sampleRate > 0 && timeConstant > 0)
+    /// An estimator for a capture clock of nominal `sampleRate`, forgetting with `timeConstant`.
+    /// - Throws: ``DriftEstimatorError/notPositive(sampleRate:timeConstant:)`` unless both are
+    ///   positive (and the time constant finite).
+    public init(sampleRate: Int, timeConstant: Double = 60) throws(DriftEstimatorError) {
+        guard sampleRate > 0, timeConstant > 0, timeConstant.isFinite else {
+            throw .notPositive(sampleRate: sampleRate, timeConstant: timeConstant)
+        }
+        self.init(checkedSampleRate: sampleRate, timeConstant: timeConstant)
+    }
+
+    /// An estimator whose rate the caller has already checked (a send pipeline's codec rate).
+    package init(checkedSampleRate sampleRate: Int, timeConstant: Double = 60) {
         self.sampleRate = sampleRate
         self.timeConstant = timeConstant
     }

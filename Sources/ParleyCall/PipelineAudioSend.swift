@@ -51,6 +51,9 @@ public struct AudioSendConfiguration: Sendable, Hashable {
 public struct AudioSendStatistics: Sendable, Hashable {
     /// Frames taken from the source.
     public var framesCaptured = 0
+    /// Frames handed to ``AudioSendPipeline/send(_:capturedAt:muted:over:onTalk:)`` that were
+    /// not one packet of samples: refused, nothing sent.
+    public var framesRefused = 0
     /// Frames encoded (all captured frames unless the encoder failed).
     public var framesEncoded = 0
     /// Frames whose encoding failed (counted, not sent).
@@ -125,7 +128,7 @@ public struct AudioSendPipeline: ~Copyable {
         payload = [UInt8](repeating: 0, count: OpusEncoder.maxPacketSize)
         floats = [Float](repeating: 0, count: configuration.packetSamples)
         silence = [Int16](repeating: 0, count: configuration.packetSamples * configuration.channels)
-        drift = DriftEstimator(sampleRate: configuration.sampleRate)
+        drift = DriftEstimator(checkedSampleRate: configuration.sampleRate)   // the encoder took this rate
         self.ntpOffset = ntpOffset
     }
 
@@ -134,12 +137,18 @@ public struct AudioSendPipeline: ~Copyable {
 
     /// Sends one captured frame of ``AudioSendConfiguration/packetSamples`` samples per channel
     /// (interleaved when stereo) captured at `captureTime`. Talking changes of the local analysis go to `onTalk`.
+    /// Returns false, sending nothing, when `frame` is not one packet of samples (counted in
+    /// ``AudioSendStatistics/framesRefused``).
+    @discardableResult
     public mutating func send<T: PacketTransport & ~Copyable>(
         _ frame: UnsafeBufferPointer<Int16>, capturedAt captureTime: MonotonicTime, muted: Bool,
         over transport: inout T, onTalk: (TalkEvent) -> Void
-    ) {
+    ) -> Bool {
         let c = configuration
-        precondition(frame.count == c.packetSamples * c.channels, "a send frame is one packet of samples")
+        guard frame.count == c.packetSamples * c.channels else {
+            statistics.framesRefused += 1
+            return false
+        }
         statistics.framesCaptured += 1
         drift.observe(sample: sampleIndex, capturedAt: captureTime)
         sampleIndex += Int64(c.packetSamples)
@@ -192,14 +201,14 @@ public struct AudioSendPipeline: ~Copyable {
         } catch {
             statistics.encodeErrors += 1
             header.timestamp &+= c.packetTicks
-            return
+            return true
         }
         statistics.framesEncoded += 1
         if c.dtx && n <= 2 {
             statistics.dtxFrames += 1
             inSilenceGap = true
             header.timestamp &+= c.packetTicks
-            return
+            return true
         }
         // The first packet of the stream and of each talkspurt after a DTX gap (RFC 3551 4.1).
         header.marker = statistics.packetsSent + statistics.packetsRefused == 0 || inSilenceGap
@@ -221,6 +230,7 @@ public struct AudioSendPipeline: ~Copyable {
         }
         header.sequenceNumber &+= 1
         header.timestamp &+= c.packetTicks
+        return true
     }
 
     private mutating func sendReport<T: PacketTransport & ~Copyable>(at time: MonotonicTime, over transport: inout T) {

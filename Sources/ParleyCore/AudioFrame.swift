@@ -65,6 +65,13 @@ public struct AudioFormat: Hashable, Sendable, CustomStringConvertible {
         self.channels = channels
     }
 
+    /// A format whose rate and channel count the library has already checked positive (a
+    /// codec's or a file's validated header).
+    package init(checkedSampleRate sampleRate: Int, channels: Int) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
     /// Number of samples per channel in `milliseconds` of audio (rounded down).
     @inlinable public func samplesPerChannel(milliseconds: Double) -> Int {
         Int(Double(sampleRate) * milliseconds / 1000.0)

@@ -24,7 +24,7 @@ public struct WAVFileProvider<Sample: AudioSample>: AudioSampleProvider {
         }
         self.reader = reader
         // WAVReader accepts only headers with a positive rate and channel count.
-        self.format = try! AudioFormat(sampleRate: reader.format.sampleRate, channels: reader.format.channels)
+        self.format = AudioFormat(checkedSampleRate: reader.format.sampleRate, channels: reader.format.channels)
     }
 
     public mutating func readSamples(into buffer: UnsafeMutableBufferPointer<Sample>) throws(MediaFileError) -> Int {

@@ -47,7 +47,7 @@ public final class AudioFileReader {
 
     /// The audio format as a ParleyCore ``AudioFormat``.
     public var format: AudioFormat {
-        try! AudioFormat(sampleRate: sampleRate, channels: channels)   // both checked positive in init
+        AudioFormat(checkedSampleRate: sampleRate, channels: channels)   // both checked positive in init
     }
 
     /// Opens `path`. Throws a ``MediaFileError`` that names the file and the problem.

@@ -319,7 +319,7 @@ public final class CallRoom {
         let name = s.spec.name
         let muted = s.muted
         let rate = Double(s.spec.sampleRate)
-        s.frame.withUnsafeBufferPointer { f in
+        _ = s.frame.withUnsafeBufferPointer { f in
             s.sender.send(f, capturedAt: captured, muted: muted, over: &s.handle!) { e in
                 // The sender's own analysis matters only as talking-while-muted (the receiver
                 // hears silence then); everything else comes from the receiver's analysis.

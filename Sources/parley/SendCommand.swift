@@ -177,7 +177,7 @@ private func sendAudio<T: PacketTransport & ~Copyable>(_ options: SendOptions, o
         for k in (got * audio.channels)..<frameLength { pcm[k] = 0 }  // pad the last frame
         let due = MonotonicTime(nanoseconds: start.nanoseconds + i * Int64(c.packetMs) * 1_000_000)
         SystemMediaClock().sleep(until: due)
-        pcm.withUnsafeBufferPointer { pipeline.send($0, capturedAt: due, muted: false, over: &transport) { _ in } }
+        _ = pcm.withUnsafeBufferPointer { pipeline.send($0, capturedAt: due, muted: false, over: &transport) { _ in } }
         i += 1
     }
     let s = pipeline.statistics

@@ -67,7 +67,7 @@ private final class FileSender {
                 }
                 for i in 0..<n { self.frame[i] = first + i < self.participant.samples.count ? self.participant.samples[first + i] : 0 }
                 let at = start.advanced(byNanoseconds: Int64(k) * 20_000_000)
-                self.frame.withUnsafeBufferPointer { f in
+                _ = self.frame.withUnsafeBufferPointer { f in
                     self.pipeline.send(f, capturedAt: at, muted: false, over: &self.transport) { _ in }
                 }
             }
@@ -151,8 +151,8 @@ private final class FileSender {
     let scheduler = MediaScheduler(clock: clock)
     scheduler.add("send", pacer: try FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, now in
         for _ in frames {
-            tone.withUnsafeBufferPointer { first.send($0, capturedAt: now, muted: false, over: &handle) { _ in } }
-            tone.withUnsafeBufferPointer { second.send($0, capturedAt: now, muted: false, over: &handle) { _ in } }
+            _ = tone.withUnsafeBufferPointer { first.send($0, capturedAt: now, muted: false, over: &handle) { _ in } }
+            _ = tone.withUnsafeBufferPointer { second.send($0, capturedAt: now, muted: false, over: &handle) { _ in } }
         }
     }
     try session.attach(to: scheduler)

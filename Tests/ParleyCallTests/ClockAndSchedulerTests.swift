@@ -92,7 +92,9 @@ import ParleySimulation
 @Test func driftEstimatorMeasuresAFastCaptureClockDespiteJitter() throws {
     for drift in [25_000.0, -25_000, 500, 0] {
         let capture = try DriftingCaptureClock(origin: MonotonicTime(seconds: 3), driftPpm: drift, sampleRate: 48_000)
-        var estimator = DriftEstimator(sampleRate: 48_000)
+        var estimator = try DriftEstimator(sampleRate: 48_000)
+        #expect(throws: DriftEstimatorError.notPositive(sampleRate: 0, timeConstant: 60)) { try DriftEstimator(sampleRate: 0) }
+        #expect(throws: DriftEstimatorError.self) { try DriftEstimator(sampleRate: 48_000, timeConstant: -1) }
         var rng = SplitMix(seed: 7)
         for k in 0..<3000 {   // 60 s of 20 ms frames, +-2 ms scheduling jitter on the timestamps
             let sample = Int64(k * 960)

@@ -33,7 +33,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         if f % 2 == 0, f / 2 < packets {
             let k = f / 2
             for i in 0..<n { frame[i] = speech.samples[k * n + i] }
-            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &sendSide) { _ in } }
+            _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &sendSide) { _ in } }
         }
         receiveSide.receive(until: t) { bytes, arrival in receiver.receive(bytes, at: arrival) }
         receiver.playout(at: t, sink: { played += $0.count }, onDecision: { _ in },
@@ -54,6 +54,24 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     #expect(throws: UDPTransportError.self) {
         _ = try UDPTransport(bindHost: "not-an-address", peerPort: 1, clock: SystemMediaClock())
     }
+}
+
+@Test func aSendFrameOfTheWrongShapeIsRefusedOrReshapedNotATrap() throws {
+    let clock = VirtualMediaClock(start: MonotonicTime(seconds: 1))
+    var sender = try AudioSendPipeline()
+    var link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 1)
+    let n = sender.configuration.packetSamples
+    let short = [Int16](repeating: 0, count: n - 1)
+    let refused = short.withUnsafeBufferPointer { sender.send($0, capturedAt: clock.now(), muted: false, over: &link) { _ in } }
+    #expect(!refused && sender.statistics.framesRefused == 1 && sender.statistics.framesCaptured == 0)
+    // captureAndSend replaces a frame of another rate with one that fits, then sends.
+    var tone = ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1), frequency: 440, amplitude: 0.3,
+                                 seconds: 1, framesPerRead: n, clock: clock)
+    var frame = AudioFrame<Int16>(format: try AudioFormat(sampleRate: 8_000, channels: 2), samplesPerChannel: 7)
+    let sent = sender.captureAndSend(from: &tone, into: &frame, over: &link) { _ in }
+    #expect(sent)
+    #expect(frame.format == (try AudioFormat(sampleRate: 16_000, channels: 1)) && frame.samplesPerChannel == n)
+    #expect(sender.statistics.framesCaptured == 1 && sender.statistics.packetsSent == 1)
 }
 
 @Test func toneSourceThroughTheSimulatedNetworkIsWrittenToAWAVFile() throws {
@@ -129,7 +147,7 @@ private let speechFile = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         if f % 2 == 0, f / 2 < packets {
             let k = f / 2
             for i in 0..<n { frame[i] = speech.samples[k * n + i] }
-            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &link) { _ in } }
+            _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &link) { _ in } }
         }
         link.receive(until: t) { bytes, arrival in
             byVAD.receive(bytes, at: arrival)
@@ -192,7 +210,7 @@ func mediaTimesStayMonotonicOverAJitteryLink(seed: UInt64) throws {
         clock.advance(to: t)
         if f % 2 == 0, f / 2 < packets {
             for i in 0..<n { frame[i] = speech.samples[(f / 2) * n + i] }
-            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &link) { _ in } }
+            _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &link) { _ in } }
         }
         link.receive(until: t) { bytes, arrival in receiver.receive(bytes, at: arrival) }
         receiver.playout(at: t, sink: { _ in }, onDecision: { _ in }, onTalk: { _ in })
@@ -274,7 +292,7 @@ private struct CollectingTransport: PacketTransport {
                 let v = k < 100 ? 0 : speech.samples[(k - 100) * n + i + 16_000]
                 for ch in 0..<channels { frame[i * channels + ch] = v }
             }
-            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: MonotonicTime(seconds: Double(k) * 0.02), muted: false,
+            _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: MonotonicTime(seconds: Double(k) * 0.02), muted: false,
                                                         over: &transport) { _ in } }
         }
         let rtp = transport.datagrams.filter { !(200...204).contains($0[1]) }   // RTCP sender reports aside

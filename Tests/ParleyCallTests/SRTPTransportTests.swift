@@ -56,7 +56,7 @@ func srtpCallOverUDPDropsEveryInjectedPacketBeforeTheReceiver(_ suite: SRTPSuite
         if f % 2 == 0, f / 2 < packets {
             let k = f / 2
             for i in 0..<n { frame[i] = speech.samples[k * n + i] }
-            frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &sendSide) { _ in } }
+            _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &sendSide) { _ in } }
             // The attacker's datagrams arrive beside the real ones.
             if k >= 5, k % 5 == 0,
                let old = sendSide.base.seen.dropLast().last(where: { !(192...223).contains($0[1]) }) {
