@@ -279,58 +279,74 @@ public struct WAVReader {
     /// delivers what it has, then throws ``MediaFileError/truncated(path:offset:expected:got:)``.
     /// Throws ``MediaFileError/invalidArgument(path:reason:)`` when `buffer` is not whole frames.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(MediaFileError) -> Int {
-        let ch = format.channels
-        guard buffer.count % ch == 0 else {
-            throw .invalidArgument(path: name, reason: "buffer of \(buffer.count) samples is not whole frames of \(ch) channels")
-        }
-        var done = 0
-        let total = buffer.count / ch
-        while done < total {
-            if pendingError != nil && done > 0 { break }   // deliver what was read first
-            let frames = try readRaw(maxFrames: total - done)
-            if frames == 0 { break }
-            let n = frames * ch
-            let out = buffer.baseAddress! + done * ch
-            let encoding = format.encoding
-            let s = UnsafeRawBufferPointer(scratch.bytes)
-            let bad = { () -> Int in
-                let p = s.baseAddress!
-                switch encoding {
-                case .int16:
-                    for i in 0..<n {
-                        out[i] = Float(Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) * (1.0 / 32768.0)
-                    }
-                case .int24:
-                    let b = s.bindMemory(to: UInt8.self)
-                    for i in 0..<n {
-                        let v = Int32(bitPattern: UInt32(b[3 * i]) << 8 | UInt32(b[3 * i + 1]) << 16 | UInt32(b[3 * i + 2]) << 24) >> 8
-                        out[i] = Float(v) * (1.0 / 8388608.0)
-                    }
-                case .int32:
-                    for i in 0..<n {
-                        out[i] = Float(Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) * (1.0 / 2147483648.0)
-                    }
-                case .float32:
-                    var bad = 0
-                    for i in 0..<n {
-                        let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
-                        out[i] = v
-                        if !v.isFinite { bad += 1 }
-                    }
-                    return bad
+        let encoding = format.encoding
+        return try readFrames(into: buffer) { s, out, n in
+            let p = s.baseAddress!
+            switch encoding {
+            case .int16:
+                for i in 0..<n {
+                    out[i] = Float(Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) * (1.0 / 32768.0)
                 }
-                return 0
-            }()
-            if bad > 0 { try handleNonFinite(out, count: n, bad: bad, firstFrame: framesRead) }
-            done += frames
-            framesRead += frames
+            case .int24:
+                let b = s.bindMemory(to: UInt8.self)
+                for i in 0..<n {
+                    let v = Int32(bitPattern: UInt32(b[3 * i]) << 8 | UInt32(b[3 * i + 1]) << 16 | UInt32(b[3 * i + 2]) << 24) >> 8
+                    out[i] = Float(v) * (1.0 / 8388608.0)
+                }
+            case .int32:
+                for i in 0..<n {
+                    out[i] = Float(Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) * (1.0 / 2147483648.0)
+                }
+            case .float32:
+                var bad = 0, firstBad = -1
+                for i in 0..<n {
+                    let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
+                    if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
+                    out[i] = v.isFinite ? v : 0
+                }
+                return (bad, firstBad)
+            }
+            return (0, -1)
         }
-        return done
     }
 
     /// Reads up to `buffer.count / channels` frames as Int16 into `buffer` (interleaved).
     /// Same contract as the Float variant.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(MediaFileError) -> Int {
+        let encoding = format.encoding
+        return try readFrames(into: buffer) { s, out, n in
+            let p = s.baseAddress!
+            switch encoding {
+            case .int16:
+                for i in 0..<n { out[i] = Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self)) }
+            case .int24:
+                let b = s.bindMemory(to: UInt8.self)
+                for i in 0..<n { out[i] = Int16(bitPattern: UInt16(b[3 * i + 1]) | UInt16(b[3 * i + 2]) << 8) }
+            case .int32:
+                for i in 0..<n {
+                    out[i] = Int16(truncatingIfNeeded: Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self)) >> 16)
+                }
+            case .float32:
+                var bad = 0, firstBad = -1
+                for i in 0..<n {
+                    let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
+                    if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
+                    out[i] = Int16(clampingFloat: v.isFinite ? v : 0)
+                }
+                return (bad, firstBad)
+            }
+            return (0, -1)
+        }
+    }
+
+    /// The read loop both sample types share: whole frames from the data chunk, converted by
+    /// `convert(bytes, out, sampleCount)`, which writes 0 for a non-finite sample and returns how
+    /// many there were and the first one's index; those are then rejected or counted as the
+    /// policy says.
+    private mutating func readFrames<S>(
+        into buffer: UnsafeMutableBufferPointer<S>,
+        _ convert: (UnsafeRawBufferPointer, UnsafeMutablePointer<S>, Int) -> (bad: Int, firstBad: Int)
+    ) throws(MediaFileError) -> Int {
         let ch = format.channels
         guard buffer.count % ch == 0 else {
             throw .invalidArgument(path: name, reason: "buffer of \(buffer.count) samples is not whole frames of \(ch) channels")
@@ -341,32 +357,7 @@ public struct WAVReader {
             if pendingError != nil && done > 0 { break }   // deliver what was read first
             let frames = try readRaw(maxFrames: total - done)
             if frames == 0 { break }
-            let n = frames * ch
-            let out = buffer.baseAddress! + done * ch
-            let encoding = format.encoding
-            var firstBad = -1
-            var bad = 0
-            do {
-                let s = UnsafeRawBufferPointer(scratch.bytes)
-                let p = s.baseAddress!
-                switch encoding {
-                case .int16:
-                    for i in 0..<n { out[i] = Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self)) }
-                case .int24:
-                    let b = s.bindMemory(to: UInt8.self)
-                    for i in 0..<n { out[i] = Int16(bitPattern: UInt16(b[3 * i + 1]) | UInt16(b[3 * i + 2]) << 8) }
-                case .int32:
-                    for i in 0..<n {
-                        out[i] = Int16(truncatingIfNeeded: Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self)) >> 16)
-                    }
-                case .float32:
-                    for i in 0..<n {
-                        let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
-                        if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
-                        out[i] = Int16(clampingFloat: v.isFinite ? v : 0)
-                    }
-                }
-            }
+            let (bad, firstBad) = convert(UnsafeRawBufferPointer(scratch.bytes), buffer.baseAddress! + done * ch, frames * ch)
             if bad > 0 {
                 if nonFinitePolicy == .reject {
                     throw .nonFiniteSamples(path: name, frame: framesRead + firstBad / ch, count: bad)
@@ -377,19 +368,6 @@ public struct WAVReader {
             framesRead += frames
         }
         return done
-    }
-
-    private mutating func handleNonFinite(_ p: UnsafeMutablePointer<Float>, count: Int, bad: Int,
-                                          firstFrame: Int) throws(MediaFileError) {
-        var first = -1
-        for i in 0..<count where !p[i].isFinite {
-            if first < 0 { first = i }
-            p[i] = 0
-        }
-        if nonFinitePolicy == .reject {
-            throw .nonFiniteSamples(path: name, frame: firstFrame + first / format.channels, count: bad)
-        }
-        nonFiniteSamplesReplaced += bad
     }
 
     /// Convenience: reads up to `buffer.count / channels` frames into an array.
