@@ -207,18 +207,8 @@ private func call(_ o: CallOptions) throws -> Int32 {
         settings.admitsUndeclaredRemotes = p.ssrc == nil
     }
     let session = CallSession(configuration: settings, clock: clock)
-    var eventsFile: FileHandle?
-    if let path = o.events {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-            throw CallError("cannot write \(path)")
-        }
-        eventsFile = h
-    }
     let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
-    session.onEvent = { event in
-        if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
-        if !showGrid, let line = roomEventText(event) { print(line) }
-    }
+    let eventsFile = try openSessionEvents(o.events, session, showGrid: showGrid)
     let udp = try UDPTransport(localPort: o.listen, bindHost: "0.0.0.0", peerHost: o.host, peerPort: o.port, clock: clock)
     let network: CallTransportID
     if let key, let peerKey = peer?.key {

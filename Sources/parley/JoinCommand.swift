@@ -573,23 +573,9 @@ private func forwardAddress(_ o: JoinOptions, janusHost: String, receivePort: UI
     (o.forwardTo?.host ?? UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1", o.forwardTo?.port ?? receivePort)
 }
 
-/// Creates `--events` (when given) and sets the session's event output: JSON lines there, and
-/// text lines on standard output unless the grid is shown.
+/// `--events` and the session's event output (see ``openSessionEvents(_:_:showGrid:)``).
 private func openJoinEvents(_ o: JoinOptions, _ session: CallSession) throws -> FileHandle? {
-    var eventsFile: FileHandle?
-    if let path = o.events {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-            throw CallError("cannot write \(path)")
-        }
-        eventsFile = h
-    }
-    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
-    session.onEvent = { event in
-        if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
-        // Unbuffered: the events as they happen, also into a file or a pipe.
-        if !showGrid, let line = roomEventText(event) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-    }
-    return eventsFile
+    try openSessionEvents(o.events, session, showGrid: o.tui && isatty(STDOUT_FILENO) == 1)
 }
 
 /// The call once the room is joined: the local audio sent (RTP timestamps from 0), the
