@@ -350,6 +350,40 @@ struct JoinCommandTests {
         }
     }
 
+    @Test func aParticipantWhoseProcessDiesLeavesTheOthersWithinTheTimeout() async throws {
+        let files = Array(try detectConversationFiles().prefix(2))
+        let names = files.map { $0.deletingPathExtension().lastPathComponent }
+        let dir = try interopDirectory("join-died")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let videoRoom = try await VideoRoomHandle.attach(janus)
+            let room = try await videoRoom.createRoom(.init(room: 7180, publishers: 4))
+            let children = try zip(names, files).map { name, file in
+                try join(name, file, server: server, room: room, waitFor: 2, extra: ["--timeout", "2"], in: dir)
+            }
+            let start = ContinuousClock.now
+            while try await publishers(videoRoom, room).count < 2, ContinuousClock.now - start < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let allIn = ContinuousClock.now
+            try await Task.sleep(for: .seconds(3))
+            // The first one dies without a word to Janus or the others.
+            kill(children[0].pid, SIGKILL)
+            let killedAt = ContinuousClock.now - allIn
+            #expect(children[1].wait(seconds: 45) == 0, "\(children[1].output)")
+            let events = try events(dir.appendingPathComponent("\(names[1]).jsonl"))
+            let left = try #require(events.first { $0["type"] as? String == "left" && $0["participant"] as? String == names[0] }?["t"] as? Double,
+                                    "\(names[1]) never saw \(names[0]) leave")
+            // Media time counts from the start of sending, which follows "both listed" closely.
+            let delay = left - Double(killedAt.components.seconds) - Double(killedAt.components.attoseconds) / 1e18
+            #expect(delay > 1.5 && delay < 3.5, "left \(delay) s after the kill (timeout 2 s)")
+            print("parley join: \(names[0]) killed; \(names[1]) saw it leave \(String(format: "%.2f", delay)) s later (--timeout 2)")
+            try await janus.destroy()
+        }
+    }
+
     @Test func janusStoppedInTheMiddleEndsEveryParticipantCleanly() async throws {
         let files = try detectConversationFiles()
         let dir = try interopDirectory("join-gone")
