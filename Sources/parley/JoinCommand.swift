@@ -271,6 +271,10 @@ private protocol JoinedRoom: Sendable {
     func framesPerSecond(of participant: ParticipantID) -> Int?
     /// What the grid shows of the room beyond the call's participants (nil: nothing).
     var gridNote: String? { get }
+    /// `participant` left the call without the room saying so: no packet for the timeout (its
+    /// process died). The VideoRoom link removes its remote publisher, which only its owner
+    /// removes otherwise and Janus keeps until the room ends.
+    func timedOut(_ participant: ParticipantID) async
 }
 
 /// The Janus side of a joined participant: the listener handle, the publishers it receives,
@@ -290,6 +294,17 @@ private final class JanusRoomLink: JoinedRoom {
     var leavesAfterSourceEnds: Bool { false }
     func setMuted(_ muted: Bool) async {}
     var gridNote: String? { nil }
+
+    func timedOut(_ participant: ParticipantID) async {
+        let gone = publishers.withLock { p -> UInt64? in
+            guard let id = p.first(where: { $0.value.remote.name == participant })?.key else { return nil }
+            p[id] = nil
+            return id
+        }
+        guard let gone else { return }   // Janus announced it: it is gone already
+        // Another participant may have removed it first: an error here changes nothing.
+        try? await handle.removeRemotePublisher(room: room, id: gone)
+    }
     func framesPerSecond(of participant: ParticipantID) -> Int? {
         publishers.withLock { $0.values.first { $0.remote.name == participant }?.framesPerSecond }
     }
@@ -666,6 +681,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     var someoneJoined = !session.remoteNames.isEmpty
     var sourceEndedAt: Double?
     var muted = o.muted
+    var lastPresent: [ParticipantID] = []
     var handledToggles = muteToggles.load(ordering: .relaxed)
     // Keys on the grid, read from a terminal: m toggles mute, q leaves.
     let keys = showGrid ? TerminalKeys(["m": { muteToggles.add(1, ordering: .relaxed) },
@@ -711,7 +727,15 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
             }
             handledToggles = toggles
         }
-        let othersPresent = session.state.present.contains { $0.id != o.name }
+        // Someone who left without the room telling (a process that died) is removed from it.
+        let present = session.state.present
+        if present.count != lastPresent.count || !present.allSatisfy({ p in lastPresent.contains(p.id) }) {
+            for who in lastPresent where who != o.name && !present.contains(where: { $0.id == who }) {
+                Task { await link.timedOut(who) }
+            }
+            lastPresent = present.map(\.id)
+        }
+        let othersPresent = present.contains { $0.id != o.name }
         let elapsed = Double(session.start.nanoseconds(to: clock.now())) / 1e9
         if session.localHasEnded && sourceEndedAt == nil { sourceEndedAt = elapsed }
         let lingered = link.leavesAfterSourceEnds && sourceEndedAt.map { elapsed - $0 >= o.timeout } == true
@@ -810,6 +834,7 @@ private final class AudioBridgeLink: JoinedRoom {
 
     func name(_ id: UInt64) -> String { names.withLock { $0[id] } ?? "participant-\(id)" }
     func framesPerSecond(of participant: ParticipantID) -> Int? { nil }
+    func timedOut(_ participant: ParticipantID) async {}
 
     /// The room as Janus tells it: its members, and whom Janus's level events call talking.
     var gridNote: String? {

@@ -372,6 +372,15 @@ struct JoinCommandTests {
             // The first one dies without a word to Janus or the others.
             kill(children[0].pid, SIGKILL)
             let killedAt = ContinuousClock.now - allIn
+            // Its remote publisher, which Janus would keep until the room ends, is removed by
+            // the one who saw it time out.
+            var ghostGone: Duration?
+            while ghostGone == nil, ContinuousClock.now - allIn - killedAt < .seconds(15) {
+                if try await publishers(videoRoom, room) == [names[1]] { ghostGone = ContinuousClock.now - allIn - killedAt }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let removed = try #require(ghostGone, "Janus still lists \(names[0]) 15 s after it died")
+            #expect(removed < .seconds(5))
             #expect(children[1].wait(seconds: 45) == 0, "\(children[1].output)")
             let events = try events(dir.appendingPathComponent("\(names[1]).jsonl"))
             let left = try #require(events.first { $0["type"] as? String == "left" && $0["participant"] as? String == names[0] }?["t"] as? Double,
@@ -379,7 +388,8 @@ struct JoinCommandTests {
             // Media time counts from the start of sending, which follows "both listed" closely.
             let delay = left - Double(killedAt.components.seconds) - Double(killedAt.components.attoseconds) / 1e18
             #expect(delay > 1.5 && delay < 3.5, "left \(delay) s after the kill (timeout 2 s)")
-            print("parley join: \(names[0]) killed; \(names[1]) saw it leave \(String(format: "%.2f", delay)) s later (--timeout 2)")
+            print("parley join: \(names[0]) killed; \(names[1]) saw it leave \(String(format: "%.2f", delay)) s later (--timeout 2), "
+                  + "and Janus no longer listed it \(removed) after the kill")
             try await janus.destroy()
         }
     }
