@@ -385,9 +385,10 @@ struct JoinCommandTests {
             let events = try events(dir.appendingPathComponent("\(names[1]).jsonl"))
             let left = try #require(events.first { $0["type"] as? String == "left" && $0["participant"] as? String == names[0] }?["t"] as? Double,
                                     "\(names[1]) never saw \(names[0]) leave")
-            // Media time counts from the start of sending, which follows "both listed" closely.
+            // Media time counts from the start of sending, which follows "both listed" by a
+            // fraction of a second (the wait for Janus's forwarders): the delay is approximate.
             let delay = left - Double(killedAt.components.seconds) - Double(killedAt.components.attoseconds) / 1e18
-            #expect(delay > 1.5 && delay < 3.5, "left \(delay) s after the kill (timeout 2 s)")
+            #expect(delay > 0.5 && delay < 4, "left \(delay) s after the kill (timeout 2 s)")
             print("parley join: \(names[0]) killed; \(names[1]) saw it leave \(String(format: "%.2f", delay)) s later (--timeout 2), "
                   + "and Janus no longer listed it \(removed) after the kill")
             try await janus.destroy()
