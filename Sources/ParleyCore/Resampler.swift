@@ -32,6 +32,9 @@ public struct Resampler: Sendable {
     public let maxInputFrames: Int
     /// Input frames the filter needs beyond an output's time before it can produce it.
     public var latencyFrames: Int { half }
+    /// Input frames of one whole step of the rational ratio (`inputRate` over the two rates'
+    /// greatest common divisor): after a multiple of it, the output is at a whole sample.
+    public var inputFramesPerStep: Int { down }
 
     private let up: Int            // L
     private let down: Int          // M

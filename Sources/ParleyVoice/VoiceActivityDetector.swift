@@ -233,7 +233,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     private func primeResampler() {
         guard var r = resampler else { return }
         resampler = nil
-        let step = sampleRate / gcd(sampleRate, FrontEnd.rate)         // input frames per whole output step
+        let step = r.inputFramesPerStep
         let delay = (r.latencyFrames + 1 + step - 1) / step * step
         resampleInput.update(repeating: 0, count: delay)
         // A mono block of at most maxInputFrames into a buffer of maxOutputFrames: cannot throw.
@@ -379,11 +379,4 @@ private func sanitize(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<F
         j += 1
     }
     return count2
-}
-
-/// Greatest common divisor of two positive integers.
-private func gcd(_ a: Int, _ b: Int) -> Int {
-    var a = a, b = b
-    while b != 0 { (a, b) = (b, a % b) }
-    return a
 }
