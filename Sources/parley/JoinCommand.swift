@@ -252,6 +252,8 @@ private enum JoinAction: Sendable {
 /// (handing what the call must do to its thread through `actions`) and cleans up on leaving.
 private protocol JoinedRoom: Sendable {
     var actions: Mutex<[JoinAction]> { get }
+    /// The room's id.
+    var room: UInt64 { get }
     /// What the final report says this participant sent to.
     var sentTo: String { get }
     /// Whether a participant whose source has ended leaves `--timeout` seconds later whoever
@@ -271,10 +273,23 @@ private protocol JoinedRoom: Sendable {
     func framesPerSecond(of participant: ParticipantID) -> Int?
     /// What the grid shows of the room beyond the call's participants (nil: nothing).
     var gridNote: String? { get }
-    /// `participant` left the call without the room saying so: no packet for the timeout (its
-    /// process died). The VideoRoom link removes its remote publisher, which only its owner
-    /// removes otherwise and Janus keeps until the room ends.
+    /// `participant` left the call. When the room did not say so (no packet for the timeout:
+    /// its process died), the VideoRoom link removes its remote publisher, which only its owner
+    /// removes otherwise and Janus keeps until the room ends; otherwise nothing is done.
     func timedOut(_ participant: ParticipantID) async
+}
+
+extension JoinedRoom {
+    /// Hands Janus's talking decision about `participant` to the call's thread as a room note.
+    func noteJanusTalking(_ talking: Bool, of participant: String) {
+        actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: participant)) }
+    }
+
+    /// Hands the room's end to the call's thread; returns false (no more events to take).
+    func roomDestroyed() -> Bool {
+        actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
+        return false
+    }
 }
 
 /// The Janus side of a joined participant: the listener handle, the publishers it receives,
@@ -364,11 +379,10 @@ private final class JanusRoomLink: JoinedRoom {
             // Janus's own decision from the RFC 6464 levels publishers send (rooms created
             // with audiolevel_event).
             if let who = id == ownID ? ownName : publishers.withLock({ $0[id]?.remote.name }) {
-                actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: who)) }
+                noteJanusTalking(talking, of: who)
             }
         case .destroyed:
-            actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
-            return false
+            return roomDestroyed()
         default: break
         }
         return true
@@ -453,7 +467,7 @@ private func joinVideoRoom(_ o: JoinOptions) throws -> Int32 {
     }
 
     let eventsFile: FileHandle?
-    do { eventsFile = try openJoinEvents(o, session) } catch {
+    do { eventsFile = try openJoinEvents(o, session, link) } catch {
         leaveRoom(link)
         throw error
     }
@@ -588,9 +602,14 @@ private func forwardAddress(_ o: JoinOptions, janusHost: String, receivePort: UI
     (o.forwardTo?.host ?? UDPTransport.localAddress(towards: janusHost) ?? "127.0.0.1", o.forwardTo?.port ?? receivePort)
 }
 
-/// `--events` and the session's event output (see ``openSessionEvents(_:_:showGrid:)``).
-private func openJoinEvents(_ o: JoinOptions, _ session: CallSession) throws -> FileHandle? {
-    try openSessionEvents(o.events, session, showGrid: o.tui && isatty(STDOUT_FILENO) == 1)
+/// `--events` and the session's event output (see ``openSessionEvents(_:_:showGrid:also:)``);
+/// a participant who leaves the call is also reported to the room link (see
+/// ``JoinedRoom/timedOut(_:)``).
+private func openJoinEvents(_ o: JoinOptions, _ session: CallSession, _ link: any JoinedRoom) throws -> FileHandle? {
+    let me = o.name
+    return try openSessionEvents(o.events, session, showGrid: o.tui && isatty(STDOUT_FILENO) == 1) { event in
+        if event.kind == .left, let who = event.participant, who != me { Task { await link.timedOut(who) } }
+    }
 }
 
 /// The call once the room is joined: the local audio sent (RTP timestamps from 0), the
@@ -681,12 +700,10 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
     var someoneJoined = !session.remoteNames.isEmpty
     var sourceEndedAt: Double?
     var muted = o.muted
-    var lastPresent: [ParticipantID] = []
     var handledToggles = muteToggles.load(ordering: .relaxed)
     // Keys on the grid, read from a terminal: m toggles mute, q leaves.
     let keys = showGrid ? TerminalKeys(["m": { muteToggles.add(1, ordering: .relaxed) },
-                                        "q": { leaveRequested.store(true, ordering: .relaxed) }]) : nil
-    defer { keys?.restore() }
+                                        "q": { leaveRequested.store(true, ordering: .relaxed) }]) : nil   // restored at deinit too
     var nextDraw = 0.0
     session.onFrame = { t in
         // The mix of this frame.
@@ -727,15 +744,7 @@ private func runJoinedCall(_ o: JoinOptions, session: CallSession, room link: an
             }
             handledToggles = toggles
         }
-        // Someone who left without the room telling (a process that died) is removed from it.
-        let present = session.state.present
-        if present.count != lastPresent.count || !present.allSatisfy({ p in lastPresent.contains(p.id) }) {
-            for who in lastPresent where who != o.name && !present.contains(where: { $0.id == who }) {
-                Task { await link.timedOut(who) }
-            }
-            lastPresent = present.map(\.id)
-        }
-        let othersPresent = present.contains { $0.id != o.name }
+        let othersPresent = session.state.present.contains { $0.id != o.name }
         let elapsed = Double(session.start.nanoseconds(to: clock.now())) / 1e9
         if session.localHasEnded && sourceEndedAt == nil { sourceEndedAt = elapsed }
         let lingered = link.leavesAfterSourceEnds && sourceEndedAt.map { elapsed - $0 >= o.timeout } == true
@@ -860,10 +869,9 @@ private final class AudioBridgeLink: JoinedRoom {
             actions.withLock { $0.append(.roomNote(kind: "janus_left", participant: who)) }
         case .talking(let id, let talking):
             janusTalking.withLock { if talking { $0.insert(id) } else { $0.remove(id) } }
-            actions.withLock { $0.append(.roomNote(kind: talking ? "janus_talking" : "janus_silent", participant: name(id))) }
+            noteJanusTalking(talking, of: name(id))
         case .destroyed:
-            actions.withLock { $0.append(.serverGone("room \(room) was destroyed")) }
-            return false
+            return roomDestroyed()
         default: break
         }
         return true
@@ -908,7 +916,7 @@ private func joinAudioBridge(_ o: JoinOptions) throws -> Int32 {
     let session = CallSession(configuration: settings, clock: clock)
     let transport = session.addTransport(network)
     let eventsFile: FileHandle?
-    do { eventsFile = try openJoinEvents(o, session) } catch {
+    do { eventsFile = try openJoinEvents(o, session, link) } catch {
         leaveRoom(link)
         throw error
     }

@@ -53,8 +53,10 @@ private func seconds(_ t: Double) -> String { String(format: "%.3f", t) }
 
 /// Creates the `--events` file at `path` (when given) and sets the session's event output of
 /// `parley call` and `parley join`: JSON lines there, and text lines on standard output
-/// (unbuffered: as they happen, also into a file or a pipe) unless the grid is shown.
-func openSessionEvents(_ path: String?, _ session: CallSession, showGrid: Bool) throws -> FileHandle? {
+/// (unbuffered: as they happen, also into a file or a pipe) unless the grid is shown; each
+/// event is then handed to `also`.
+func openSessionEvents(_ path: String?, _ session: CallSession, showGrid: Bool,
+                       also: @escaping (CallEvent) -> Void = { _ in }) throws -> FileHandle? {
     var eventsFile: FileHandle?
     if let path {
         guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
@@ -65,6 +67,7 @@ func openSessionEvents(_ path: String?, _ session: CallSession, showGrid: Bool) 
     session.onEvent = { event in
         if let h = eventsFile, let line = roomEventJSON(event) { h.write(Data((line + "\n").utf8)) }
         if !showGrid, let line = roomEventText(event) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        also(event)
     }
     return eventsFile
 }
