@@ -126,7 +126,6 @@ public typealias PacedVideoSource<Provider: VideoFrameProvider & ~Copyable> = Ti
 /// any frame rate and throws only for a size that is not positive or too large.
 public typealias ClockedVideoSource<Provider: VideoFrameProvider & ~Copyable> = TimedVideoSource<Provider, ReadTimeTiming>
 
-
 /// A synthetic moving test pattern: a diagonal luma ramp that scrolls by `speed` pixels per
 /// frame, a bright square moving across, and chroma bars, so motion and colour both show up
 /// in an encoder. Picture `n` is fully determined by `n` (see ``luma(x:y:frame:)``).

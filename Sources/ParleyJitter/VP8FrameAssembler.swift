@@ -17,8 +17,8 @@ public enum VP8KeyframeRequestReason: Equatable, Sendable {
 /// A frame put together by ``VP8FrameAssembler``.
 ///
 /// `data` is the assembler's internal buffer: valid until the next call of a `mutating` method
-/// of the assembler (``VP8FrameAssembler/nextEvent()`` included) or, from the callback API,
-/// during the callback that delivers it. Copy it (`Array(frame.data)`) or decode it first.
+/// of the assembler (``VP8FrameAssembler/nextEvent()`` included). Copy it (`Array(frame.data)`)
+/// or decode it first.
 public struct VP8AssembledFrame {
     /// The VP8 frame (payload descriptors removed), ready for a decoder.
     public let data: UnsafeRawBufferPointer
