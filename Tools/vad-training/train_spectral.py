@@ -32,6 +32,7 @@ sys.path.insert(0, HERE)
 import audio as T   # noqa: E402
 
 NIN = 95             # SpectralInput.count
+MEL = 32             # MelBands.count: inputs 0..<32 are band levels, 32..<64 the levels over their floors
 SECONDS = 8
 FRAMES = SECONDS * 100
 SHARD = 200          # mixtures per shard
@@ -260,7 +261,7 @@ def main():
     p.add_argument("--corpus", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
-    p.add_argument("--mixtures", type=int, default=8000)
+    p.add_argument("--mixtures", type=int, default=16000)
     p.add_argument("--val-mixtures", type=int, default=600)
     p.add_argument("--part", type=int, default=0, help="with --parts N: make only the shards whose number is PART mod N")
     p.add_argument("--parts", type=int, default=1)
@@ -268,12 +269,14 @@ def main():
     t.add_argument("--work", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--epochs", type=int, default=14)
+    t.add_argument("--epochs", type=int, default=7)
     t.add_argument("--batch", type=int, default=128)
     t.add_argument("--lr", type=float, default=4e-3)
     t.add_argument("--teacher-share", type=float, default=0.5)
     t.add_argument("--fill-ms", type=int, default=100, help="label policy: pauses up to this long inside speech are speech")
     t.add_argument("--hangover-ms", type=int, default=0, help="label policy: speech labels held this long past their end")
+    t.add_argument("--tilt-db", type=float, default=0, help="augmentation: random spectral tilt of up to this many dB across the band levels")
+    t.add_argument("--mask-bands", type=int, default=0, help="augmentation: on half the mixtures, up to this many adjacent bands set to the mean")
     t.add_argument("--conv", type=int, default=64)
     t.add_argument("--hidden", type=int, default=64)
     t.add_argument("--shards", type=int, default=None, help="use only the first N train shards")
