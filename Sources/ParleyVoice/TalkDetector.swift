@@ -36,13 +36,12 @@ public struct TalkDetectorConfiguration: Sendable, Equatable {
     /// about 100 ms of a real onset.
     public var onsetFrames: Int
     /// Minimum mean probability over the onset window. Default 0.75: real onsets climb past it
-    /// within a few frames (median talking-on latency 90 ms on the corpus conversation), while
-    /// music, singing and sound effects that reach the on threshold mostly hover at 0.55-0.75.
-    /// Chosen on the training's held-out validation mixtures (`Tools/vad-training/onset_check.py`):
-    /// with the shipped network, 0.75 starts 0.27 false talks a minute on the mixtures without
-    /// speech (0.6: 0.65, 0.8: 0.22) and leaves fewer speech turns without an onset within 400 ms
-    /// than 0.8 (34% against 38% of 1,096 turns; half the validation speech is 5 dB or less over
-    /// its background).
+    /// within a few frames (median talking-on latency 90 ms on the corpus conversation). Chosen on
+    /// the training's held-out validation mixtures (`Tools/vad-training/onset_check.py`): with the
+    /// shipped network, 0.75 starts 0.27 false talks a minute on the mixtures without speech
+    /// (0.6: 0.65, 0.8: 0.22) and leaves fewer speech turns without an onset within 400 ms than
+    /// 0.8 (34% against 38% of 1,096 turns; half the validation speech is 5 dB or less over its
+    /// background).
     public var onsetMeanProbability: Float
     /// While talking, a frame holds the talk (restarts the hang-over) only when its probability
     /// is at least ``offThreshold`` and both its SNR (``VADEvidence/snrDb``) and the SNR averaged
