@@ -87,24 +87,25 @@ def validate(net, V, mean, inv):
     return dict(f1=float(f1), pr_auc=pr_auc(ps, ys), flagged=flagged, score=float(f1) - 2 * flagged)
 
 
-def augment(x, rng, tilt_db, mask_bands):
-    """Feature-domain augmentation of a batch of raw inputs (batch, frames, NIN), in place:
-    a random spectral tilt of up to +-`tilt_db` across the 32 mel levels of each mixture (a
-    microphone's or a room's colouring; the levels over their floors and the hand features do not
-    change under a fixed colouring), and on half the mixtures up to `mask_bands` adjacent bands
-    set to the training mean in both band groups (the network must not lean on any one band)."""
-    B = len(x); M = S.MEL
+def batch_inputs(X, rng, tilt_db, mask_bands, mean, inv):
+    """A batch of raw inputs (batch, frames, NIN) as the network takes them: standardised, with
+    the feature-domain augmentation when asked for. A random spectral tilt of up to +-`tilt_db`
+    across the 32 mel levels of each mixture (a microphone's or a room's colouring; the levels
+    over their floors and the hand features do not change under a fixed colouring), and on half
+    the mixtures up to `mask_bands` adjacent bands set to the training mean (0 once standardised)
+    in both band groups (the network must not lean on any one band)."""
+    x = torch.from_numpy(X.astype(np.float32))
+    B, M = len(x), S.MEL
     if tilt_db > 0:
         slope = torch.from_numpy(rng.uniform(-tilt_db, tilt_db, B).astype(np.float32))
-        ramp = torch.linspace(-1, 1, M)
-        x[:, :, :M] += (slope[:, None] * ramp[None, :])[:, None, :]
-    masks = []
+        x[:, :, :M] += (slope[:, None] * torch.linspace(-1, 1, M)[None, :])[:, None, :]
+    x = standardise(x, mean, inv)
     if mask_bands > 0:
         for i in range(B):
             if rng.random() < 0.5:
                 w = int(rng.integers(1, mask_bands + 1)); f = int(rng.integers(0, M - w + 1))
-                masks.append((i, f, w))
-    return masks
+                x[i, :, f:f + w] = 0; x[i, :, M + f:M + f + w] = 0
+    return x
 
 
 def train(a):
@@ -149,11 +150,7 @@ def train(a):
         total = 0.0
         for b in range(steps_per_epoch):
             idx = np.sort(order[b * a.batch:(b + 1) * a.batch])
-            x = torch.from_numpy(D["X"][idx].astype(np.float32))
-            masks = augment(x, rng, a.tilt_db, a.mask_bands)
-            x = standardise(x, mean_t, inv_t)
-            for i, f, w in masks:
-                x[i, :, f:f + w] = 0; x[i, :, S.MEL + f:S.MEL + f + w] = 0
+            x = batch_inputs(D["X"][idx], rng, a.tilt_db, a.mask_bands, mean_t, inv_t)
             t = torch.from_numpy(D["t"][idx]); w = torch.from_numpy(D["w"][idx])
             z = net(x)
             loss = (F.binary_cross_entropy_with_logits(z, t, reduction="none") * w).sum() / w.sum()
