@@ -368,6 +368,9 @@ public final class CallSession {
     /// Whether the session has ended (``stop()``, or everyone left with
     /// ``CallSessionConfiguration/endsWhenEveryoneLeft``).
     public private(set) var isFinished = false
+    /// The session's thread-safe inlet: what other threads and tasks hand to the call's thread
+    /// (``post(_:)`` forwards to it). Keep it, not the session, in a task that signals.
+    public let inlet = CallSessionInlet()
 
     private var transports: [(box: SessionTransport, role: CallTransportRole)] = []
     private var remotes: [SessionRemote] = []
@@ -827,7 +830,13 @@ public final class CallSession {
         return false
     }
 
+    /// Hands `body` to the call's thread: it runs there, with this session, at the start of the
+    /// next playout frame, in the order posted. Safe from any thread (signalling tasks, a UI);
+    /// what is posted after the session finished never runs.
+    public func post(_ body: @escaping @Sendable (CallSession) -> Void) { inlet.post(body) }
+
     private func playoutFrame(at t: MonotonicTime) {
+        inlet.run(on: self)
         for tr in transports where tr.role == .shared {
             tr.box.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
         }

@@ -6,6 +6,7 @@ import ParleyRTP
 @testable import ParleyCall
 import ParleyDetect
 import ParleySimulation
+import Synchronization
 
 private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")
@@ -257,4 +258,36 @@ private final class FileSender {
     #expect(st.malformed == sent.short + sent.badVersion, "\(st)")
     #expect(session.remoteNames.count == 4)
     #expect(st.refusedRemotes == sent.sprayed - 4)
+}
+
+/// What other threads post runs on the call's thread at the start of the next frame, in order:
+/// a remote declared from a detached task joins the call, and the closures posted from two
+/// threads each run once.
+@Test func postedClosuresRunOnTheCallsThreadInOrder() async throws {
+    let clock = VirtualMediaClock()
+    let session = CallSession(clock: clock)
+    let inlet = session.inlet
+    let ran = Mutex<[Int]>([])
+    let posting = Task.detached {
+        for i in 0..<50 { inlet.post { _ in ran.withLock { $0.append(i) } } }
+        inlet.post { s in try? s.addRemote(RemoteParticipant(name: "posted", audioSSRC: 42)) }
+    }
+    await posting.value
+    #expect(inlet.count == 51)
+    var framesSeen = 0
+    var joinedAtFrame: Int?
+    session.onFrame = { _ in
+        framesSeen += 1
+        if joinedAtFrame == nil, session.remoteNames.contains("posted") { joinedAtFrame = framesSeen }
+    }
+    let scheduler = MediaScheduler(clock: clock)
+    try session.attach(to: scheduler)
+    scheduler.runUntil(session.start.advanced(bySeconds: 0.05))
+    session.stop()
+    #expect(ran.withLock { $0 } == Array(0..<50))
+    #expect(joinedAtFrame == 1)
+    #expect(inlet.count == 0)
+    session.post { _ in ran.withLock { $0.append(-1) } }
+    scheduler.runUntil(session.start.advanced(bySeconds: 0.1))
+    #expect(ran.withLock { $0.count } == 50, "posted after the end: never run")
 }
