@@ -4,7 +4,7 @@
 //
 // Read this file top to bottom to see the whole design:
 //   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
-//   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Detect (offline talk detection)
+//   pure-Swift core (Core, RTP, SDP, Jitter, Voice)  ->  Detect (offline talk detection)
 //   ->  Call (pipelines, participants, events, the session)
 //   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them.
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "ParleyMedia", targets: ["ParleyMedia"]),
         .library(name: "ParleyDevices", targets: ["ParleyDevices"]),
         .library(name: "ParleyRTP", targets: ["ParleyRTP"]),
+        .library(name: "ParleySDP", targets: ["ParleySDP"]),
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
@@ -58,6 +59,7 @@ let package = Package(
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
         .target(name: "ParleyRTP", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .target(name: "ParleySDP", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .target(name: "ParleyJitter", dependencies: ["ParleyCore", "ParleyRTP"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyVoice", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
@@ -69,7 +71,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "CSRTP"], swiftSettings: swiftSettings),
+        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleySDP", "CSRTP"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
@@ -95,7 +97,7 @@ let package = Package(
         // MARK: Front ends: argument parsing and output formats only.
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
+                                         "ParleyRTP", "ParleySDP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
                                          "ParleySimulation", "ParleyJanus"],
                           swiftSettings: swiftSettings),
 
@@ -132,6 +134,7 @@ let package = Package(
         .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
                     swiftSettings: swiftSettings),

@@ -4,6 +4,7 @@ import ParleyCore
 import ParleyDevices
 import ParleyMedia
 import ParleyRTP
+import ParleySDP
 import ParleySRTP
 import Synchronization
 
@@ -173,35 +174,16 @@ private func call(_ o: CallOptions) throws -> Int32 {
     while videoSSRC == ssrc { videoSSRC = UInt32.random(in: 1...UInt32.max) }
 
     // The offer: where the peer sends to, what this side sends, and its key.
-    if let path = o.sdpOut {
-        var offer = SDPStream(kind: .opus(channels: 1, fec: true, dtx: false), host: UDPTransport.localAddress(towards: o.host) ?? "127.0.0.1",
-                              port: o.listen, payloadType: OpusRTP.defaultPayloadType, ssrc: ssrc, key: key)
-        offer.sessionName = "parley call"
-        offer.cname = o.name
-        var description = offer.description
-        if let camera = cameraFormat {
-            // One port for both (BUNDLE, RFC 9143): the sections are grouped and named.
-            description.attributes.append(SDPAttribute("group", "BUNDLE 0 1"))
-            description.media[0].attributes.insert(SDPAttribute("mid", "0"), at: 0)
-            description.media.append(callVideoSection(port: o.listen, ssrc: videoSSRC, key: key, cname: o.name, width: camera.width,
-                                                       height: camera.height, framesPerSecond: camera.framesPerSecond))
-        }
-        try writePrivateFile(description.text, to: path)
-    }
-    var peer: ReceivedSDP?
-    var peerVideo: PeerVideoOffer?
+    try writeOffer(callOffer(o, ssrc: ssrc, videoSSRC: videoSSRC, key: key, camera: cameraFormat), to: o.sdpOut)
+    var peer: PeerOffer?
     if let path = o.sdpIn {
-        peer = try waitForSDP(path, seconds: o.sdpWait)
-        guard peer!.codec == .opus else { throw CallError("\(path): the peer offers \(peer!.codec.rawValue), not Opus audio") }
-        if o.srtp && peer!.key == nil { throw CallError("\(path): the peer's offer has no a=crypto: key (it runs --no-srtp?)") }
-        if !o.srtp && peer!.key != nil { throw CallError("\(path): the peer's offer is SRTP; drop --no-srtp") }
-        peerVideo = try PeerVideoOffer.parse(peer!, path: path)
+        peer = try PeerOffer(try waitForSDP(path, seconds: o.sdpWait), path: path, srtp: o.srtp)
     }
 
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = o.timeout
     settings.maximumRemotes = 1
-    if let p = peer {
+    if let p = peer?.audio {
         settings.receive.payloadType = p.payloadType
         if let id = p.audioLevelID { settings.receive.audioLevelExtensionID = id }
         settings.admitsUndeclaredRemotes = p.ssrc == nil
@@ -217,15 +199,17 @@ private func call(_ o: CallOptions) throws -> Int32 {
     } else {
         network = session.addTransport(udp)
     }
-    if let p = peer, let peerSSRC = p.ssrc {
+    if let p = peer?.audio, let peerSSRC = p.ssrc {
         var video: RemoteVideo?
-        if let v = peerVideo {
+        if let v = peer?.video, let videoSSRC = v.ssrc {
             // Feedback about the peer's video goes out under this side's audio SSRC, on the socket.
             var feedback = VideoReceiveFeedbackConfiguration()
             feedback.localSSRC = ssrc
             feedback.sendsNACK = v.nack
             feedback.sendsPictureLoss = v.pictureLoss
-            video = RemoteVideo(ssrc: v.ssrc, width: v.width, height: v.height, payloadType: v.payloadType, feedback: feedback)
+            // The size only sizes the receiver's pictures up front: the decoder takes the first keyframe's.
+            let size = v.pictureSize ?? (640, 480)
+            video = RemoteVideo(ssrc: videoSSRC, width: size.width, height: size.height, payloadType: v.payloadType, feedback: feedback)
         }
         let name = p.cname ?? "peer"
         try session.addRemote(RemoteParticipant(name: name, audioSSRC: peerSSRC, video: video))
@@ -276,7 +260,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     var videoWriter: Y4MWriter?
     var videoOutputFailure: (any Error)?
     if let out = o.videoOutput {
-        let fps = peerVideo?.framesPerSecond ?? 30
+        let fps = Int((peer?.video?.framesPerSecond ?? 30).rounded())
         session.onVideo = { _, picture in
             guard videoOutputFailure == nil else { return }
             do {
@@ -346,12 +330,59 @@ private func call(_ o: CallOptions) throws -> Int32 {
 /// Rates the call's send pipeline takes (its VAD's, which are Opus's).
 private let callSendRates: Set<Int> = [8_000, 12_000, 16_000, 24_000, 48_000]
 
+/// This side's offer: Opus (and VP8 from the camera, bundled on the same port) to the listen
+/// port, under `key`.
+private func callOffer(_ o: CallOptions, ssrc: UInt32, videoSSRC: UInt32, key: SRTPKey?,
+                       camera: (width: Int, height: Int, framesPerSecond: Double)?) -> RTPOffer {
+    var audio = RTPStreamOffer(codec: .opus(channels: 1, fec: true, dtx: false), payloadType: OpusRTP.defaultPayloadType,
+                               port: o.listen, ssrc: ssrc, cname: o.name, crypto: key?.sdpCrypto)
+    var offer = RTPOffer(host: UDPTransport.localAddress(towards: o.host) ?? "127.0.0.1", sessionName: "parley call", streams: [audio])
+    if let camera {
+        audio.mid = "0"
+        var video = RTPStreamOffer(codec: .vp8, payloadType: callVideoPayloadType, port: o.listen, ssrc: videoSSRC, cname: o.name,
+                                   crypto: key?.sdpCrypto)
+        video.mid = "1"
+        video.nack = true
+        video.pictureLoss = true
+        video.rtcpMux = true
+        video.pictureSize = (camera.width, camera.height)
+        video.framesPerSecond = camera.framesPerSecond
+        offer.streams = [audio, video]
+    }
+    return offer
+}
+
+/// The peer's offer as `parley call` takes it: Opus audio, optionally VP8 video on the same
+/// port under the same key, SRTP exactly when this side uses it.
+private struct PeerOffer {
+    var audio: RTPStreamOffer?
+    var video: RTPStreamOffer?
+    var key: SRTPKey?
+
+    init(_ file: OfferFile, path: String, srtp: Bool) throws {
+        guard let audio = file.offer.audio, case .opus = audio.codec else {
+            throw CallError("\(path): the peer offers no Opus audio")
+        }
+        let key: SRTPKey?
+        do { key = try audio.crypto.map { c throws(SRTPError) in try SRTPKey(c) } } catch {
+            throw CallError("\(path): a=crypto: \(error)")
+        }
+        if srtp && key == nil { throw CallError("\(path): the peer's offer has no a=crypto: key (it runs --no-srtp?)") }
+        if !srtp && key != nil { throw CallError("\(path): the peer's offer is SRTP; drop --no-srtp") }
+        if let video = file.offer.refused.first(where: { if case .noCodec("video", _) = $0 { true } else { false } }) {
+            throw CallError("\(path): \(video)")
+        }
+        do { try file.offer.checkBundled() } catch { throw CallError("\(path): \(error)") }
+        (self.audio, self.video, self.key) = (audio, file.offer.video, key)
+    }
+}
+
 /// Reads the peer's SDP, waiting up to `seconds` for the file to appear and be complete.
-private func waitForSDP(_ path: String, seconds: Double) throws -> ReceivedSDP {
+private func waitForSDP(_ path: String, seconds: Double) throws -> OfferFile {
     let deadline = MonotonicTime.now().advanced(bySeconds: seconds)
     while true {
         if FileManager.default.fileExists(atPath: path) {
-            do { return try ReceivedSDP(path: path) } catch {
+            do { return try OfferFile(path: path) } catch {
                 // A file being written may be incomplete for a moment; a broken one stays broken.
                 if MonotonicTime.now() >= deadline { throw error }
             }

@@ -4,6 +4,7 @@ import ParleyCore
 import ParleyJitter
 import ParleyMedia
 import ParleyRTP
+import ParleySDP
 import ParleySRTP
 #if canImport(Glibc)
 import Glibc
@@ -66,24 +67,25 @@ private func parseReceiveOptions(_ args: [String]) throws(ArgumentScanner.UsageE
     let s = try ArgumentScanner(args, valued: ["port", "codec", "payload-type", "output", "idle-timeout", "sdp", "srtp-key", "srtp-suite"],
                                 flagNames: [])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
-    var described: ReceivedSDP?
+    var file: OfferFile?
     if let path = s.value("sdp") {
-        do { described = try ReceivedSDP(path: path) } catch { throw .init(description: "--sdp \(error)") }
+        do { file = try OfferFile(path: path) } catch { throw .init(description: "--sdp \(error)") }
         if s.value("srtp-key") != nil || s.value("srtp-suite") != nil {
             throw .init(description: "--srtp-key and --srtp-suite come from the SDP's a=crypto: line with --sdp")
         }
     }
+    let described = file?.first
     guard s.value("port") != nil || described != nil else { throw .init(description: "missing --port PORT") }
     let port = try s.int("port", default: Int(described?.port ?? 0), in: 1...65535)
     let codec: ReceiveCodec
     if let c = s.value("codec") {
         guard let given = ReceiveCodec(rawValue: c) else { throw .init(description: "--codec must be opus or vp8, got '\(c)'") }
-        if let d = described, d.codec.rawValue != given.rawValue {
-            throw .init(description: "--codec \(c) differs from the SDP's \(d.codec.rawValue)")
+        if let d = described, d.codec.isAudio != (given == .opus) {
+            throw .init(description: "--codec \(c) differs from the SDP's \(d.codec.isAudio ? "opus" : "vp8")")
         }
         codec = given
     } else if let d = described {
-        codec = d.codec == .opus ? .opus : .vp8
+        codec = d.codec.isAudio ? .opus : .vp8
     } else {
         throw .init(description: "missing --codec opus|vp8")
     }
@@ -98,7 +100,7 @@ private func parseReceiveOptions(_ args: [String]) throws(ArgumentScanner.UsageE
     }
     let idle = try s.double("idle-timeout", default: 5, in: 0.05...86_400)
     var options = ReceiveOptions(port: UInt16(port), codec: codec, payloadType: UInt8(pt), output: output, idleTimeout: idle)
-    options.key = described?.key
+    options.key = file?.key
     if described == nil, s.value("srtp-key") == nil, s.value("srtp-suite") != nil {
         throw .init(description: "--srtp-suite needs --srtp-key")
     }

@@ -1,15 +1,13 @@
-// SRTP and SDP for `parley send` and `parley receive`: the --srtp options, the SDP a sender
-// writes for its receiver, and what a receiver takes from an SDP.
+// SRTP and SDP files for `parley send`, `parley receive` and `parley call`: the --srtp options,
+// and offers written to and read from files (the offers themselves are ParleySDP's).
 
 import Foundation
-import ParleyRTP
+import ParleyCore
+import ParleySDP
 import ParleySRTP
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The RFC 6464 audio-level extension's URI (`a=extmap:1 ...`).
-let audioLevelExtensionURI = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
 
 /// The receive statistics lines of SRTP drops, by reason.
 func srtpReport(_ statistics: SRTPStatistics) -> [(String, String)] {
@@ -31,46 +29,6 @@ func parseSRTPKey(_ s: ArgumentScanner) throws(ArgumentScanner.UsageError) -> SR
         return try SRTPKey.generate(suite: suite)
     } catch {
         throw .init(description: "--srtp-key: \(error)")
-    }
-}
-
-/// The stream a sender describes in its SDP.
-struct SDPStream {
-    enum Kind { case opus(channels: Int, fec: Bool, dtx: Bool), vp8 }
-    var kind: Kind
-    var host: String
-    var port: UInt16
-    var payloadType: UInt8
-    var ssrc: UInt32
-    var key: SRTPKey?
-    /// The s= line and the a=ssrc cname.
-    var sessionName = "parley send"
-    var cname = "parley"
-
-    /// The description: RFC 4566 with RFC 7587 / 7741 rtpmap and fmtp, the audio-level extmap,
-    /// and with SRTP `RTP/SAVP` and an RFC 4568 crypto line.
-    var description: SessionDescription {
-        let isAudio: Bool
-        var attributes: [SDPAttribute] = []
-        switch kind {
-        case .opus(let channels, let fec, let dtx):
-            isAudio = true
-            attributes.append(SDPAttribute("rtpmap", "\(payloadType) opus/48000/2"))
-            var fmtp = ["minptime=10", "useinbandfec=\(fec ? 1 : 0)"]
-            if channels == 2 { fmtp += ["stereo=1", "sprop-stereo=1"] }
-            if dtx { fmtp.append("usedtx=1") }
-            attributes.append(SDPAttribute("fmtp", "\(payloadType) " + fmtp.joined(separator: ";")))
-            attributes.append(SDPAttribute("extmap", "1 \(audioLevelExtensionURI)"))
-        case .vp8:
-            isAudio = false
-            attributes.append(SDPAttribute("rtpmap", "\(payloadType) VP8/90000"))
-        }
-        attributes.append(SDPAttribute("ssrc", "\(ssrc) cname:\(cname)"))
-        if let key { attributes.append(SDPCrypto(suite: key.suite.rawValue, key: key.base64).attribute) }
-        let media = SDPMedia(media: isAudio ? "audio" : "video", port: port, proto: key == nil ? "RTP/AVP" : "RTP/SAVP",
-                             formats: [String(payloadType)], attributes: attributes)
-        return SessionDescription(origin: "- \(ssrc) 1 IN IP4 127.0.0.1", sessionName: sessionName,
-                                  connectionAddress: host, media: [media])
     }
 }
 
@@ -99,73 +57,31 @@ func writePrivateFile(_ text: String, to path: String) throws(SDPFileError) {
     }
 }
 
-/// What `parley receive` and `parley call` take from an SDP: the first audio or video
-/// section's codec, payload type, port, SRTP key, and the sender's SSRC and audio-level ID.
-struct ReceivedSDP {
-    enum Codec: String { case opus, vp8 }
-    var codec: Codec
-    var payloadType: UInt8
-    var port: UInt16
+/// An offer read from an SDP file (`parley receive --sdp`, `parley call --sdp-in`), with the SRTP
+/// key of its first stream.
+struct OfferFile {
+    var offer: RTPOffer
     var key: SRTPKey?
-    /// The sender's SSRC and cname (a=ssrc, RFC 5576), when the SDP gives them.
-    var ssrc: UInt32?
-    var cname: String?
-    /// The RFC 8285 ID of the RFC 6464 audio level (a=extmap), when the SDP maps it.
-    var audioLevelID: UInt8?
-    /// The whole description (for the sections after the first).
-    var session: SessionDescription
 
     /// Reads and checks `path`.
     init(path: String) throws(SDPFileError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw SDPFileError(description: "\(path): cannot read the file")
         }
-        let sdp: SessionDescription
-        do { sdp = try SessionDescription(parsing: String(decoding: data, as: UTF8.self)) } catch {
+        do { offer = try RTPOffer(parsing: String(decoding: data, as: UTF8.self)) } catch {
             throw SDPFileError(description: "\(path): \(error)")
         }
-        guard let media = sdp.media.first(where: { $0.media == "audio" || $0.media == "video" }) else {
-            throw SDPFileError(description: "\(path): no m=audio or m=video section")
-        }
-        // The first listed payload type with a codec Parley receives.
-        var found: (Codec, UInt8)?
-        var seen: [String] = []
-        for pt in media.payloadTypes {
-            guard let map = media.rtpMap(for: pt) else {
-                // Static payload types carry no rtpmap; none of them is Opus or VP8.
-                seen.append("payload type \(pt)")
-                continue
-            }
-            switch (map.encoding.lowercased(), map.clockRate) {
-            case ("opus", 48_000): found = (.opus, pt)
-            case ("vp8", 90_000): found = (.vp8, pt)
-            default: seen.append("\(map.encoding)/\(map.clockRate)")
-            }
-            if found != nil { break }
-        }
-        guard let (codec, pt) = found else {
-            throw SDPFileError(description: "\(path): m=\(media.media) offers no codec parley receives (opus/48000 or VP8/90000); "
-                               + "it offers \(seen.isEmpty ? "nothing" : seen.joined(separator: ", "))")
-        }
-        session = sdp
-        self.codec = codec
-        payloadType = pt
-        port = media.port
-        audioLevelID = media.extensionMaps.first { $0.uri == audioLevelExtensionURI }?.id
-        if let line = media.attributes.first(where: { $0.name == "ssrc" })?.value {
-            let parts = line.split(separator: " ", maxSplits: 1)
-            ssrc = parts.first.flatMap { UInt32($0) }
-            if parts.count == 2, parts[1].hasPrefix("cname:") { cname = String(parts[1].dropFirst(6)) }
-        }
-        // ffmpeg's RTP muxer writes its a=crypto: line under RTP/AVP: the line decides.
-        if let crypto = media.cryptos.first {
-            do {
-                key = try SRTPKey(suite: try SRTPSuite(name: crypto.suite), base64: crypto.key)
-            } catch {
-                throw SDPFileError(description: "\(path): a=crypto: \(error)")
-            }
-        } else if media.isSecure {
-            throw SDPFileError(description: "\(path): m=\(media.media) is \(media.proto) but has no a=crypto: line")
+        if let crypto = offer.first?.crypto {
+            do { key = try SRTPKey(crypto) } catch { throw SDPFileError(description: "\(path): a=crypto: \(error)") }
         }
     }
+
+    /// The first stream (an offer has at least one).
+    var first: RTPStreamOffer { offer.streams[0] }
+}
+
+/// Writes `offer` to `path` when asked for (mode 0600: it may hold a key).
+func writeOffer(_ offer: RTPOffer, to path: String?) throws(SDPFileError) {
+    guard let path else { return }
+    try writePrivateFile(offer.description.text, to: path)
 }

@@ -6,6 +6,7 @@ import ParleyCodecs
 import ParleyCore
 import ParleyMedia
 import ParleyRTP
+import ParleySDP
 import ParleySRTP
 
 /// `parley send`: encodes a WAV as Opus or a Y4M as VP8 and sends it over RTP/UDP in real time.
@@ -215,11 +216,10 @@ private func sendVideo<T: PacketTransport & ~Copyable>(_ options: SendOptions, o
 }
 
 /// Writes the `--sdp` file, if asked for, before the first packet goes out.
-private func writeSDP(_ options: SendOptions, _ kind: SDPStream.Kind, payloadType: UInt8) throws {
-    guard let path = options.sdpPath else { return }
-    let stream = SDPStream(kind: kind, host: options.host, port: options.port, payloadType: payloadType, ssrc: options.ssrc,
-                           key: options.key)
-    try writePrivateFile(stream.description.text, to: path)
+private func writeSDP(_ options: SendOptions, _ codec: RTPCodec, payloadType: UInt8) throws {
+    let stream = RTPStreamOffer(codec: codec, payloadType: payloadType, port: options.port, ssrc: options.ssrc, cname: "parley",
+                                crypto: options.key?.sdpCrypto)
+    try writeOffer(RTPOffer(host: options.host, sessionName: "parley send", streams: [stream]), to: options.sdpPath)
 }
 
 /// A failure of `parley send` with its message.

@@ -226,7 +226,7 @@ import Testing
         let audio = try shortConversation("carlo", seconds: 1, in: dir)
         let head = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=peer\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
             + "m=audio 5000 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:1234 cname:peer\r\n"
-        for (video, fragment) in [("m=video 5000 RTP/AVP 97\r\na=rtpmap:97 H264/90000\r\na=ssrc:5678\r\n", "offers no VP8/90000 (it offers H264/90000)"),
+        for (video, fragment) in [("m=video 5000 RTP/AVP 97\r\na=rtpmap:97 H264/90000\r\na=ssrc:5678\r\n", "offers no codec Parley receives (opus/48000 or VP8/90000); it offers H264/90000"),
                                   ("m=video 5002 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\na=ssrc:5678\r\n", "on one port"),
                                   ("m=video 5000 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n", "no a=ssrc line")] {
             try (head + video).write(to: dir.appendingPathComponent("peer.sdp"), atomically: true, encoding: .utf8)

@@ -150,7 +150,7 @@ private func expectSpeech(_ url: URL, _ source: [Float], _ who: String, minimumS
         try "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nm=audio 5004 RTP/AVP 0 8\n"
             .write(to: dir.appendingPathComponent("pcmu.sdp"), atomically: false, encoding: .utf8)
         (status, out) = run(["receive", "--sdp", "pcmu.sdp", "--output", "r.wav"])
-        #expect(status == 2 && out.contains("offers no codec parley receives"), "\(out)")
+        #expect(status == 2 && out.contains("offers no codec Parley receives"), "\(out)")
         try "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nm=audio port RTP/AVP 96\n"
             .write(to: dir.appendingPathComponent("bad.sdp"), atomically: false, encoding: .utf8)
         (status, out) = run(["receive", "--sdp", "bad.sdp", "--output", "r.wav"])

@@ -1,6 +1,6 @@
 // SDP (RFC 4566) for RTP sessions: a parser that names the line and field it rejects, a
-// writer, and typed views of the attributes an RTP receiver needs (rtpmap, fmtp, extmap, and
-// RFC 4568's crypto).
+// writer, and typed views of the attributes an RTP receiver needs (rtpmap, fmtp, extmap,
+// RFC 5576's ssrc and RFC 4568's crypto).
 
 /// Why an SDP was rejected: the 1-based line number, the field, and what was wrong.
 public struct SDPError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -95,6 +95,26 @@ public struct SDPCrypto: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// `a=ssrc:<ssrc id> <attribute>[:<value>]` (RFC 5576): a source's SSRC and one attribute of it
+/// (`cname:...`, `msid:...`).
+public struct SDPSource: Sendable, Hashable {
+    public var ssrc: UInt32
+    /// The attribute's name (`cname`, `msid`, ...); empty when the line has none.
+    public var attribute: String
+    public var value: String?
+
+    public init(ssrc: UInt32, attribute: String, value: String? = nil) {
+        self.ssrc = ssrc
+        self.attribute = attribute
+        self.value = value
+    }
+
+    /// The `a=ssrc:` attribute that carries it.
+    public var sdpAttribute: SDPAttribute {
+        SDPAttribute("ssrc", attribute.isEmpty ? String(ssrc) : "\(ssrc) \(attribute)" + (value.map { ":" + $0 } ?? ""))
+    }
+}
+
 /// An `m=` section: media, port, transport protocol, formats, and its own lines.
 public struct SDPMedia: Sendable, Hashable {
     /// `audio`, `video`, ...
@@ -143,6 +163,15 @@ public struct SDPMedia: Sendable, Hashable {
     /// Every `a=crypto:` in order of preference.
     public var cryptos: [SDPCrypto] { attributes.compactMap { $0.name == "crypto" ? try? SDPMedia.crypto($0.value ?? "", line: 0) : nil } }
 
+    /// Every `a=ssrc:` line (RFC 5576), in order.
+    public var sources: [SDPSource] { attributes.compactMap { $0.name == "ssrc" ? try? SDPMedia.source($0.value ?? "", line: 0) : nil } }
+
+    /// The value of the first `a=<name>:` line (`mid`, `framerate`, ...), or nil.
+    public func value(of name: String) -> String? { attributes.first { $0.name == name }?.value }
+
+    /// Whether the section has an `a=<name>` line (a flag such as `rtcp-mux` or `sendonly`).
+    public func has(_ name: String) -> Bool { attributes.contains { $0.name == name } }
+
     /// Whether the protocol is secure RTP (`RTP/SAVP`, `RTP/SAVPF`).
     public var isSecure: Bool { proto.hasPrefix("RTP/SAVP") }
 
@@ -179,6 +208,17 @@ public struct SDPMedia: Sendable, Hashable {
         return SDPExtensionMap(id: id, uri: String(parts[1]))
     }
 
+    static func source(_ v: String, line: Int) throws(SDPError) -> SDPSource {
+        let parts = v.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard let first = parts.first, let ssrc = UInt32(first) else {
+            throw SDPError(line: line, field: "a=ssrc", reason: "expected '<ssrc 0...4294967295> <attribute>[:<value>]'")
+        }
+        guard parts.count == 2 else { return SDPSource(ssrc: ssrc, attribute: "") }
+        let rest = parts[1]
+        guard let colon = rest.firstIndex(of: ":") else { return SDPSource(ssrc: ssrc, attribute: String(rest)) }
+        return SDPSource(ssrc: ssrc, attribute: String(rest[..<colon]), value: String(rest[rest.index(after: colon)...]))
+    }
+
     static func crypto(_ v: String, line: Int) throws(SDPError) -> SDPCrypto {
         let parts = v.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count >= 3 else { throw SDPError(line: line, field: "a=crypto", reason: "expected '<tag> <suite> inline:<key>'") }
@@ -202,7 +242,7 @@ public struct SDPMedia: Sendable, Hashable {
 ///
 /// ``init(parsing:)`` accepts LF or CRLF line ends and checks what an RTP receiver relies on:
 /// `v=0` first, `o=`, `s=`, well-formed `c=` and `m=` lines, and well-formed `rtpmap`, `fmtp`,
-/// `extmap` and `crypto` attributes; other attributes are kept as written. ``text`` writes it
+/// `extmap`, `ssrc` and `crypto` attributes; other attributes are kept as written. ``text`` writes it
 /// back with CRLF line ends.
 public struct SessionDescription: Sendable, Hashable {
     /// The `o=` line's value (`<username> <sess-id> <sess-version> IN IP4 <address>`).
@@ -346,6 +386,7 @@ public struct SessionDescription: Sendable, Hashable {
         case "rtpmap": _ = try SDPMedia.rtpMap(value, line: line)
         case "extmap": _ = try SDPMedia.extmap(value, line: line)
         case "crypto": _ = try SDPMedia.crypto(value, line: line)
+        case "ssrc": _ = try SDPMedia.source(value, line: line)
         case "fmtp":
             let pt = value.prefix { $0 != " " }
             guard let p = UInt8(pt), p <= 127 else {

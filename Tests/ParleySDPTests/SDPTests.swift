@@ -1,4 +1,4 @@
-import ParleyRTP
+import ParleySDP
 import Testing
 
 /// What `ffmpeg -re -i speech.wav -c:a libopus -f rtp -srtp_out_suite AES_CM_128_HMAC_SHA1_80
