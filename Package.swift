@@ -7,6 +7,8 @@
 //   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Detect (offline talk detection)
 //   ->  Call (pipelines, participants, events, the session)
 //   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them.
+//   ->  Rooms (a participant in a Janus VideoRoom or AudioBridge room: Janus's signalling
+//       with the Janus client, the media through a Call session)
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
 //       no other library depends on it; the front ends, benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
@@ -33,6 +35,7 @@ let package = Package(
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
         .library(name: "ParleyJanus", targets: ["ParleyJanus"]),
+        .library(name: "ParleyRooms", targets: ["ParleyRooms"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench", targets: ["parley-bench"]),
     ],
@@ -83,6 +86,12 @@ let package = Package(
 
         // MARK: Rooms on a Janus media server: the client of its HTTP API (Foundation's URLSession).
         .target(name: "ParleyJanus", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+
+        // MARK: A participant in a Janus room: joining, publishing and receiving through a call
+        // session, mute, the room's notes, leaving.
+        .target(name: "ParleyRooms",
+                dependencies: ["ParleyCore", "ParleyDevices", "ParleyRTP", "ParleySRTP", "ParleyCall", "ParleyJanus"],
+                swiftSettings: swiftSettings),
 
         // MARK: Simulation: the network simulator and its scenarios, traces and their replay against
         // the fixed-delay oracle, the simulated link, drifting capture clocks and the simulated room.
@@ -144,6 +153,9 @@ let package = Package(
         // A Janus server for the tests that need one (started per test, stopped by process id).
         .target(name: "JanusTestSupport", path: "Tests/JanusTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyRoomsTests",
+                    dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )
