@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
-                                         "ParleySimulation", "ParleyJanus"],
+                                         "ParleySimulation", "ParleyJanus", "ParleyRooms"],
                           swiftSettings: swiftSettings),
 
         // MARK: Examples: compiled with everything else, so they keep up with the API.
