@@ -11,7 +11,8 @@
 //       with the Janus client, the media through a Call session)
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
 //       no other library depends on it; the front ends, benchmarks and tests do.
-//   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
+//   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
+//   (`call-client` on Call, `join-room` on Rooms).
 // Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
 
 import PackageDescription
@@ -111,6 +112,8 @@ let package = Package(
         // MARK: Examples: compiled with everything else, so they keep up with the API.
         .executableTarget(name: "call-client", dependencies: ["ParleyCore", "ParleyDevices", "ParleyCall"],
                           path: "Examples/CallClient", swiftSettings: swiftSettings),
+        .executableTarget(name: "join-room", dependencies: ["ParleyCore", "ParleyDevices", "ParleyCall", "ParleyRooms"],
+                          path: "Examples/JoinRoom", swiftSettings: swiftSettings),
 
         // MARK: Benchmarks. Baselines (WebRTC VAD, speexdsp) are benchmark-only dependencies.
         // No pkgConfig: its .pc file adds -D flags SwiftPM rejects, and the shim declares what it uses.
