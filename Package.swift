@@ -7,9 +7,12 @@
 //   pure-Swift core (Core, RTP, SDP, Jitter, Voice)  ->  Detect (offline talk detection)
 //   ->  Call (pipelines, participants, events, the session)
 //   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them.
+//   ->  Rooms (a participant in a Janus VideoRoom or AudioBridge room: Janus's signalling
+//       with the Janus client, the media through a Call session)
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
 //       no other library depends on it; the front ends, benchmarks and tests do.
-//   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
+//   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
+//   (`call-client` on Call, `join-room` on Rooms).
 // Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
 
 import PackageDescription
@@ -34,6 +37,7 @@ let package = Package(
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
         .library(name: "ParleyJanus", targets: ["ParleyJanus"]),
+        .library(name: "ParleyRooms", targets: ["ParleyRooms"]),
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-bench", targets: ["parley-bench"]),
     ],
@@ -86,6 +90,12 @@ let package = Package(
         // MARK: Rooms on a Janus media server: the client of its HTTP API (Foundation's URLSession).
         .target(name: "ParleyJanus", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
 
+        // MARK: A participant in a Janus room: joining, publishing and receiving through a call
+        // session, mute, the room's notes, leaving.
+        .target(name: "ParleyRooms",
+                dependencies: ["ParleyCore", "ParleyDevices", "ParleyRTP", "ParleySRTP", "ParleyCall", "ParleyJanus"],
+                swiftSettings: swiftSettings),
+
         // MARK: Simulation: the network simulator and its scenarios, traces and their replay against
         // the fixed-delay oracle, the simulated link, drifting capture clocks and the simulated room.
         // Only front ends, benchmarks and tests depend on it.
@@ -98,12 +108,14 @@ let package = Package(
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleySDP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
-                                         "ParleySimulation", "ParleyJanus"],
+                                         "ParleySimulation", "ParleyJanus", "ParleyRooms"],
                           swiftSettings: swiftSettings),
 
         // MARK: Examples: compiled with everything else, so they keep up with the API.
         .executableTarget(name: "call-client", dependencies: ["ParleyCore", "ParleyDevices", "ParleyCall"],
                           path: "Examples/CallClient", swiftSettings: swiftSettings),
+        .executableTarget(name: "join-room", dependencies: ["ParleyCore", "ParleyDevices", "ParleyCall", "ParleyRooms"],
+                          path: "Examples/JoinRoom", swiftSettings: swiftSettings),
 
         // MARK: Benchmarks. Baselines (WebRTC VAD, speexdsp) are benchmark-only dependencies.
         // No pkgConfig: its .pc file adds -D flags SwiftPM rejects, and the shim declares what it uses.
@@ -147,6 +159,9 @@ let package = Package(
         // A Janus server for the tests that need one (started per test, stopped by process id).
         .target(name: "JanusTestSupport", path: "Tests/JanusTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyRoomsTests",
+                    dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -25,17 +25,19 @@ public enum AudioBridgeEvent: Sendable, Equatable {
     case left
     /// The room was destroyed.
     case destroyed
-    /// An error answering an asynchronous request (485 no such room, 489 a wrong pin).
+    /// An error answering an asynchronous request (``AudioBridgeHandle/ErrorCode``: no such
+    /// room, a wrong pin).
     case error(code: Int, text: String)
     /// Anything else the plugin said.
     case other(JSONValue)
 
     /// Reads an AudioBridge plugin event's data.
     public init(_ data: JSONValue) {
-        if let code = data["error_code"]?.intValue {
-            self = .error(code: Int(code), text: data["error"]?.stringValue ?? "")
-            return
-        }
+        self = data.pluginError.map { .error(code: $0.code, text: $0.text) } ?? Self.event(data)
+    }
+
+    /// The event in an AudioBridge plugin event's data that holds no error.
+    private static func event(_ data: JSONValue) -> AudioBridgeEvent {
         let list = (data["participants"]?.arrayValue ?? []).compactMap(Participant.init)
         switch data["audiobridge"]?.stringValue {
         case "joined":
@@ -45,24 +47,24 @@ public enum AudioBridgeEvent: Sendable, Equatable {
                    let p = UInt16(exactly: port), p > 0 {
                     rtp = RTPEndpoint(host: host, port: p, payloadType: UInt8(clamping: r["payload_type"]?.intValue ?? 111))
                 }
-                self = .joined(id: UInt64(bitPattern: id), participants: list, rtp: rtp)
+                return .joined(id: UInt64(bitPattern: id), participants: list, rtp: rtp)
             } else {
-                self = .participants(list)
+                return .participants(list)
             }
         case "talking", "stopped-talking":
-            self = .talking(UInt64(bitPattern: data["id"]?.intValue ?? 0), data["audiobridge"]?.stringValue == "talking")
-        case "left": self = .left
-        case "destroyed": self = .destroyed
+            return .talking(UInt64(bitPattern: data["id"]?.intValue ?? 0), data["audiobridge"]?.stringValue == "talking")
+        case "left": return .left
+        case "destroyed": return .destroyed
         case "event":
             if let id = data["leaving"]?.intValue {
-                self = .leaving(UInt64(bitPattern: id))
+                return .leaving(UInt64(bitPattern: id))
             } else if data["participants"] != nil {
-                self = .participants(list)
+                return .participants(list)
             } else {
-                self = .other(data)
+                return .other(data)
             }
         default:
-            self = .other(data)
+            return .other(data)
         }
     }
 }
@@ -111,10 +113,5 @@ extension AudioBridgeHandle {
     /// Mutes or unmutes this participant in the room's mix (`configure`).
     public func setMuted(_ muted: Bool) async throws {
         _ = try await client.send(message: ["request": "configure", "muted": .bool(muted)], to: id)
-    }
-
-    /// Leaves the room.
-    public func leave() async throws {
-        _ = try await client.send(message: ["request": "leave"], to: id)
     }
 }

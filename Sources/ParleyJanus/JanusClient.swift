@@ -147,9 +147,7 @@ public actor JanusClient {
             guard let data = reply.plugindata?.data else {
                 throw JanusError.malformedReply("message: success without plugindata.data")
             }
-            if let code = data["error_code"]?.intValue {
-                throw JanusError.plugin(code: Int(code), text: data["error"]?.stringValue ?? "")
-            }
+            if let failure = data.pluginError { throw JanusError.plugin(code: failure.code, text: failure.text) }
             return .success(data)
         default:
             throw JanusError.malformedReply("message: unexpected reply \"\(reply.janus)\"")
@@ -321,41 +319,45 @@ public actor JanusClient {
     }
 }
 
-/// A Janus API message (reply or event), the members Parley reads.
-struct JanusMessage: Decodable, Sendable {
-    struct Failure: Decodable, Sendable {
-        var code: Int
-        var reason: String
+extension JSONValue {
+    /// The plugin's error in a plugin's data (`error_code` and `error`), when it holds one.
+    var pluginError: (code: Int, text: String)? {
+        guard let code = self["error_code"]?.intValue else { return nil }
+        return (Int(code), self["error"]?.stringValue ?? "")
     }
-    struct PluginData: Decodable, Sendable {
-        var plugin: String
-        var data: JSONValue
-    }
-    var janus: String
-    var transaction: String?
-    var sender: UInt64?
-    var data: JSONValue?
-    var error: Failure?
-    var plugindata: PluginData?
-    var jsep: JSONValue?
-    var reason: String?
-    /// The whole message, for events Parley does not type.
-    var raw: JSONValue
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case janus, transaction, sender, data, error, plugindata, jsep, reason
+/// A Janus API message (reply or event): the members Parley reads, and the whole message.
+@dynamicMemberLookup
+struct JanusMessage: Decodable, Sendable {
+    /// The members Parley reads (decoded as the API names them).
+    struct Members: Decodable, Sendable {
+        struct Failure: Decodable, Sendable {
+            var code: Int
+            var reason: String
+        }
+        struct PluginData: Decodable, Sendable {
+            var plugin: String
+            var data: JSONValue
+        }
+        var janus: String
+        var transaction: String?
+        var sender: UInt64?
+        var data: JSONValue?
+        var error: Failure?
+        var plugindata: PluginData?
+        var jsep: JSONValue?
+        var reason: String?
     }
+
+    let members: Members
+    /// The whole message, for events Parley does not type.
+    let raw: JSONValue
 
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        janus = try container.decode(String.self, forKey: .janus)
-        transaction = try container.decodeIfPresent(String.self, forKey: .transaction)
-        sender = try container.decodeIfPresent(UInt64.self, forKey: .sender)
-        data = try container.decodeIfPresent(JSONValue.self, forKey: .data)
-        error = try container.decodeIfPresent(Failure.self, forKey: .error)
-        plugindata = try container.decodeIfPresent(PluginData.self, forKey: .plugindata)
-        jsep = try container.decodeIfPresent(JSONValue.self, forKey: .jsep)
-        reason = try container.decodeIfPresent(String.self, forKey: .reason)
+        members = try Members(from: decoder)
         raw = try JSONValue(from: decoder)
     }
+
+    subscript<T>(dynamicMember member: KeyPath<Members, T>) -> T { members[keyPath: member] }
 }

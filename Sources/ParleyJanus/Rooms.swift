@@ -1,13 +1,75 @@
-/// A handle attached to the AudioBridge plugin, with typed room requests.
-public struct AudioBridgeHandle: Sendable {
+/// A handle attached to one of Janus's room plugins (AudioBridge, VideoRoom): what both kinds
+/// of handle do alike.
+public protocol JanusRoomHandle: Sendable {
+    /// The plugin's package name (``JanusClient/audioBridgePlugin``, ``JanusClient/videoRoomPlugin``).
+    static var plugin: String { get }
+    /// The key that names the kind of the plugin's answers (`"audiobridge"`, `"videoroom"`).
+    static var answerKey: String { get }
+    /// The client and id of the handle.
+    var attachment: JanusAttachment { get }
+    /// The handle `attachment`, already attached to this plugin.
+    init(_ attachment: JanusAttachment)
+}
+
+/// A handle attached to a plugin in a Janus session: the client it belongs to and its id.
+public struct JanusAttachment: Sendable {
     /// The client the handle belongs to.
     public let client: JanusClient
     /// The handle id.
     public let id: UInt64
 
-    /// Attaches a new handle to the AudioBridge plugin in `client`'s session.
-    public static func attach(_ client: JanusClient) async throws -> AudioBridgeHandle {
-        AudioBridgeHandle(client: client, id: try await client.attach(plugin: JanusClient.audioBridgePlugin))
+    /// The handle `id` of `client`'s session.
+    public init(client: JanusClient, id: UInt64) {
+        self.client = client
+        self.id = id
+    }
+}
+
+extension JanusRoomHandle {
+    /// The client the handle belongs to.
+    public var client: JanusClient { attachment.client }
+    /// The handle id.
+    public var id: UInt64 { attachment.id }
+
+    /// Attaches a new handle to the plugin in `client`'s session.
+    public static func attach(_ client: JanusClient) async throws -> Self {
+        Self(JanusAttachment(client: client, id: try await client.attach(plugin: plugin)))
+    }
+
+    /// Whether room `room` exists.
+    public func exists(room id: UInt64) async throws -> Bool {
+        try await request.exists(id)
+    }
+
+    /// Leaves the room this handle joined.
+    public func leave() async throws {
+        _ = try await client.send(message: ["request": "leave"], to: id)
+    }
+
+    /// The plugin's synchronous room requests through this handle.
+    var request: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: Self.answerKey) }
+}
+
+/// A handle attached to the AudioBridge plugin, with typed room requests.
+public struct AudioBridgeHandle: JanusRoomHandle {
+    /// ``JanusClient/audioBridgePlugin``.
+    public static let plugin = JanusClient.audioBridgePlugin
+    /// The plugin's answers are named by `"audiobridge"`.
+    public static let answerKey = "audiobridge"
+    /// The client and id of the handle.
+    public let attachment: JanusAttachment
+
+    /// The handle `attachment`, already attached to this plugin.
+    public init(_ attachment: JanusAttachment) { self.attachment = attachment }
+
+    /// The AudioBridge plugin's error codes (`error_code` in its answers and events).
+    public enum ErrorCode {
+        /// The room does not exist.
+        public static let noSuchRoom = 485
+        /// A wrong or missing pin (or secret).
+        public static let unauthorized = 489
+        /// The id asked for is in use.
+        public static let idExists = 490
     }
 
     /// How to create an AudioBridge room.
@@ -78,39 +140,42 @@ public struct AudioBridgeHandle: Sendable {
         if let n = options.activePackets { body["audio_active_packets"] = .int(Int64(n)) }
         if let level = options.levelAverage { body["audio_level_average"] = .int(Int64(level)) }
         if let pin = options.pin { body["pin"] = .string(pin) }
-        return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
-    }
-
-    /// Whether room `room` exists.
-    public func exists(room id: UInt64) async throws -> Bool {
-        try await room.exists(id)
+        return try await request.create(body, room: options.room, description: options.description, secret: options.secret)
     }
 
     /// The participants in room `room`.
     public func listParticipants(room: UInt64) async throws -> [Participant] {
-        try await self.room.participants(room).compactMap { Participant($0.entry) }
+        try await request.participants(room).compactMap { Participant($0.entry) }
     }
 
     /// Destroys room `room`; `secret` is the one it was created with, if any.
     public func destroyRoom(_ room: UInt64, secret: String? = nil) async throws {
         var body: [String: JSONValue] = ["request": "destroy", "room": .int(Int64(bitPattern: room))]
         if let secret { body["secret"] = .string(secret) }
-        _ = try await self.room.send(.object(body), expecting: "destroyed")
+        _ = try await request.send(.object(body), expecting: "destroyed")
     }
-
-    private var room: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: "audiobridge") }
 }
 
 /// A handle attached to the VideoRoom plugin, with typed room requests.
-public struct VideoRoomHandle: Sendable {
-    /// The client the handle belongs to.
-    public let client: JanusClient
-    /// The handle id.
-    public let id: UInt64
+public struct VideoRoomHandle: JanusRoomHandle {
+    /// ``JanusClient/videoRoomPlugin``.
+    public static let plugin = JanusClient.videoRoomPlugin
+    /// The plugin's answers are named by `"videoroom"`.
+    public static let answerKey = "videoroom"
+    /// The client and id of the handle.
+    public let attachment: JanusAttachment
 
-    /// Attaches a new handle to the VideoRoom plugin in `client`'s session.
-    public static func attach(_ client: JanusClient) async throws -> VideoRoomHandle {
-        VideoRoomHandle(client: client, id: try await client.attach(plugin: JanusClient.videoRoomPlugin))
+    /// The handle `attachment`, already attached to this plugin.
+    public init(_ attachment: JanusAttachment) { self.attachment = attachment }
+
+    /// The VideoRoom plugin's error codes (`error_code` in its answers and events).
+    public enum ErrorCode {
+        /// The room does not exist.
+        public static let noSuchRoom = 426
+        /// A wrong or missing pin (or secret).
+        public static let unauthorized = 433
+        /// The id asked for is in use.
+        public static let idExists = 436
     }
 
     /// How to create a VideoRoom room.
@@ -165,24 +230,16 @@ public struct VideoRoomHandle: Sendable {
         if let n = options.activePackets { body["audio_active_packets"] = .int(Int64(n)) }
         if let level = options.levelAverage { body["audio_level_average"] = .int(Int64(level)) }
         if let pin = options.pin { body["pin"] = .string(pin) }
-        return try await room.create(body, room: options.room, description: options.description, secret: options.secret)
-    }
-
-    /// Whether room `room` exists.
-    public func exists(room id: UInt64) async throws -> Bool {
-        try await room.exists(id)
+        return try await request.create(body, room: options.room, description: options.description, secret: options.secret)
     }
 
     /// The participants in room `room`.
     public func listParticipants(room: UInt64) async throws -> [Participant] {
-        try await self.room.participants(room).map { id, entry in
+        try await request.participants(room).map { id, entry in
             Participant(id: id, display: entry["display"]?.stringValue,
                                publisher: entry["publisher"]?.boolValue ?? false, talking: entry["talking"]?.boolValue)
         }
     }
-
-    private var room: JanusRoomRequest { request }
-    var request: JanusRoomRequest { JanusRoomRequest(client: client, handle: id, pluginKey: "videoroom") }
 }
 
 /// The room requests AudioBridge and VideoRoom share: synchronous requests to one handle whose

@@ -75,37 +75,39 @@ public enum VideoRoomEvent: Sendable, Equatable {
     case talking(UInt64, Bool)
     /// The room was destroyed.
     case destroyed
-    /// An error answering an asynchronous request (a wrong pin: code 433).
+    /// An error answering an asynchronous request (``VideoRoomHandle/ErrorCode``: a wrong pin,
+    /// no such room).
     case error(code: Int, text: String)
     /// Anything else the plugin said.
     case other(JSONValue)
 
     /// Reads a VideoRoom plugin event's data.
     public init(_ data: JSONValue) {
-        if let code = data["error_code"]?.intValue {
-            self = .error(code: Int(code), text: data["error"]?.stringValue ?? "")
-            return
-        }
+        self = data.pluginError.map { .error(code: $0.code, text: $0.text) } ?? Self.event(data)
+    }
+
+    /// The event in a VideoRoom plugin event's data that holds no error.
+    private static func event(_ data: JSONValue) -> VideoRoomEvent {
         switch data["videoroom"]?.stringValue {
         case "joined":
-            self = .joined(id: UInt64(bitPattern: data["id"]?.intValue ?? 0),
+            return .joined(id: UInt64(bitPattern: data["id"]?.intValue ?? 0),
                            publishers: (data["publishers"]?.arrayValue ?? []).compactMap(VideoRoomPublisher.init))
         case "talking", "stopped-talking":
-            self = .talking(UInt64(bitPattern: data["id"]?.intValue ?? 0), data["videoroom"]?.stringValue == "talking")
+            return .talking(UInt64(bitPattern: data["id"]?.intValue ?? 0), data["videoroom"]?.stringValue == "talking")
         case "destroyed":
-            self = .destroyed
+            return .destroyed
         case "event":
             if let list = data["publishers"]?.arrayValue {
-                self = .publishers(list.compactMap(VideoRoomPublisher.init))
+                return .publishers(list.compactMap(VideoRoomPublisher.init))
             } else if let id = data["unpublished"]?.intValue {
-                self = .unpublished(UInt64(bitPattern: id))
+                return .unpublished(UInt64(bitPattern: id))
             } else if let id = data["leaving"]?.intValue {
-                self = .leaving(UInt64(bitPattern: id))
+                return .leaving(UInt64(bitPattern: id))
             } else {
-                self = .other(data)
+                return .other(data)
             }
         default:
-            self = .other(data)
+            return .other(data)
         }
     }
 }
@@ -175,7 +177,7 @@ extension VideoRoomHandle {
     /// Creates a publisher fed by plain RTP (`add_remote_publisher`): other participants see it
     /// like any publisher.
     /// - Returns: its id and the ports its RTP goes to.
-    /// - Throws: ``JanusError/plugin(code:text:)`` (426 no such room, 436 an id in use, ...).
+    /// - Throws: ``JanusError/plugin(code:text:)`` (``ErrorCode/noSuchRoom``, ``ErrorCode/idExists``, ...).
     public func addRemotePublisher(room: UInt64, display: String, streams: [RemoteStream],
                                    iface: String? = nil) async throws -> RemotePublisherEndpoint {
         var body: [String: JSONValue] = [
@@ -257,16 +259,11 @@ extension VideoRoomHandle {
     /// Joins room `room` as a participant that publishes nothing itself (`join`, `ptype`
     /// publisher): it hears of the room's publishers through ``VideoRoomEvent``s on the
     /// session's events. The answer comes as an event: ``VideoRoomEvent/joined(id:publishers:)``,
-    /// or ``VideoRoomEvent/error(code:text:)`` (433 for a wrong pin, 426 no such room).
+    /// or ``VideoRoomEvent/error(code:text:)`` (``ErrorCode/unauthorized`` for a wrong pin).
     public func join(room: UInt64, display: String, pin: String? = nil) async throws {
         var body: [String: JSONValue] = ["request": "join", "ptype": "publisher", "room": .int(Int64(bitPattern: room)),
                                          "display": .string(display)]
         if let pin { body["pin"] = .string(pin) }
         _ = try await client.send(message: .object(body), to: id)
-    }
-
-    /// Leaves the room joined with ``join(room:display:pin:)``.
-    public func leave() async throws {
-        _ = try await client.send(message: ["request": "leave"], to: id)
     }
 }

@@ -240,91 +240,59 @@ private func call(_ o: CallOptions) throws -> Int32 {
         try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
     }
 
-    // Received audio: a file, or the sound card.
-    let rate = settings.receive.sampleRate
-    var writer: WAVWriter?
-    var speaker: ALSAPlayback<Int16>?
-    if let out = o.output {
-        writer = try WAVWriter(path: out, format: WAVFormat(sampleRate: rate, channels: 1))
-    } else {
-        speaker = try ALSAPlayback<Int16>(parameters: ALSAParameters(format: try AudioFormat(sampleRate: rate, channels: 1)))
-    }
-    var outputFailure: (any Error)?
-    session.onAudio = { _, pcm in
-        guard outputFailure == nil else { return }
-        do {
-            if writer != nil { try writer!.write(pcm) } else { try speaker?.write(pcm) }
-        } catch { outputFailure = error }
-    }
-    // Received video: a Y4M file, opened at the first picture (its size).
-    var videoWriter: Y4MWriter?
-    var videoOutputFailure: (any Error)?
-    if let out = o.videoOutput {
-        let fps = Int((peer?.video?.framesPerSecond ?? 30).rounded())
-        session.onVideo = { _, picture in
-            guard videoOutputFailure == nil else { return }
-            do {
-                if videoWriter == nil {
-                    videoWriter = try Y4MWriter(path: out, header: Y4MHeader(width: picture.width, height: picture.height,
-                                                                             frameRateNumerator: fps, frameRateDenominator: 1))
-                }
-                try videoWriter!.write(picture)
-            } catch { videoOutputFailure = error }
-        }
-    }
+    // Received audio: a file, or the sound card; the peer's video: a Y4M file, opened at the
+    // first picture (its size).
+    let framesPerSecond = Int((peer?.video?.framesPerSecond ?? 30).rounded())
+    let outputs = try CallOutputs(session: session, audio: o.output, mixes: false,
+                                  pictureFile: o.videoOutput.map { out in { _ in (out, framesPerSecond) } })
 
-    var nextDraw = 0.0
+    var grid = CallGrid(shown: showGrid)
     var peerHeard = false
     session.onFrame = { t in
         if !session.remoteNames.isEmpty { peerHeard = true }
         // Hang up on a signal; end when this side has sent everything and the peer has gone.
         let everyoneLeft = peerHeard && !session.state.present.contains { $0.id != o.name }
         let elapsed = Double(session.start.nanoseconds(to: clock.now())) / 1e9
-        if hangUp.load(ordering: .relaxed) || outputFailure != nil || videoOutputFailure != nil || (session.localHasEnded && everyoneLeft)
+        if hangUp.load(ordering: .relaxed) || outputs.failed || (session.localHasEnded && everyoneLeft)
             || (!peerHeard && elapsed > o.timeout && (session.localHasEnded || elapsed > o.timeout + o.sdpWait)) {
             session.stop()
             return
         }
-        if showGrid, t >= nextDraw {
-            nextDraw = t + 0.1
-            FileHandle.standardOutput.write(Data(("\u{1B}[H\u{1B}[2J" + renderRoomGrid(session.state, time: t, color: true)).utf8))
-        }
+        grid.draw(session.state, time: t)
     }
     signal(SIGINT) { _ in hangUp.store(true, ordering: .relaxed) }
     signal(SIGTERM) { _ in hangUp.store(true, ordering: .relaxed) }
-    if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) }
+    grid.begin()
     try session.run()
-    if showGrid { FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8)) }
+    grid.end()
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)
     try? eventsFile?.close()
-    try writer?.close()
-    try videoWriter?.close()
-    if let outputFailure { throw CallError("received audio: \(outputFailure)") }
-    if let videoOutputFailure { throw CallError("received video: \(videoOutputFailure)") }
+    try outputs.close()
+    try outputs.throwFailure()
     if let failure = session.localFailure { throw CallError("\(o.audio): \(failure)") }
     if let failure = session.localVideoFailure { throw CallError("video: \(failure)") }
 
-    if let s = session.localStatistics {
-        print("sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to \(o.host):\(o.port), SSRC 0x\(String(ssrc, radix: 16))")
-    }
-    for name in session.remoteNames {
-        guard let r = session.receiveStatistics(of: name) else { continue }
-        print("received from \(name): \(r.receive.packetsBuffered) RTP packets, \(r.jitter.packetsLost) lost, "
-              + "\(r.jitter.concealedSamples) samples concealed")
-    }
-    let s = session.statistics
-    print("datagrams: \(s.datagrams), malformed: \(s.malformed), unknown_ssrc: \(s.unknownSSRC + s.refusedRemotes)")
-    if let v = session.localVideoStatistics { print(callVideoSentLine(v, ssrc: videoSSRC)) }
-    for name in session.remoteNames {
-        if let v = session.receiveStatistics(of: name)?.video { print(callVideoReceivedLine(v, from: name)) }
-    }
-    if let out = o.videoOutput, videoWriter == nil { printError("parley call: no video was received; \(out) was not written") }
+    printCallReport(session, to: "\(o.host):\(o.port), SSRC 0x\(String(ssrc, radix: 16))", videoSSRC: videoSSRC)
+    if let out = o.videoOutput, !outputs.wrotePictures { printError("parley call: no video was received; \(out) was not written") }
     guard peerHeard, session.remoteNames.contains(where: { (session.receiveStatistics(of: $0)?.receive.packetsBuffered ?? 0) > 0 }) else {
         printError("parley call: nothing was heard from \(o.host):\(o.port) on port \(o.listen)")
         return ExitStatus.failure
     }
     return ExitStatus.success
+}
+
+/// What was sent to `destination` and received, audio then video.
+private func printCallReport(_ session: CallSession, to destination: String, videoSSRC: UInt32) {
+    if let s = session.localStatistics { print(callSentLine(s, to: destination)) }
+    for name in session.remoteNames {
+        if let line = callReceivedLine(session, from: name) { print(line) }
+    }
+    print(callDatagramsLine(session.statistics))
+    if let v = session.localVideoStatistics { print(callVideoSentLine(v, ssrc: videoSSRC)) }
+    for name in session.remoteNames {
+        if let v = session.receiveStatistics(of: name)?.video { print(callVideoReceivedLine(v, from: name)) }
+    }
 }
 
 /// Rates the call's send pipeline takes (its VAD's, which are Opus's).
