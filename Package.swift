@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],

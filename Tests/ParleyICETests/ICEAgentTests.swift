@@ -1,9 +1,13 @@
 // Two of Parley's ICE agents over 127.0.0.1: candidates and credentials exchanged as SDP lines,
 // connectivity checks, datagrams both ways, a wrong password, a peer that vanishes, closing.
 
+import ParleyCore
 import ParleyICE
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one agent reported, and waiting for it.
 private final class Recorder: Sendable {
@@ -237,5 +241,81 @@ private func pattern(_ n: Int, seed: UInt8) -> [UInt8] {
         let generated = try ICEAgent(role: .controlling, localAddresses: ["127.0.0.1"], onEvent: { _ in }, onDatagram: { _ in })
         let g = generated.localCredentials
         #expect(try ICECredentials(usernameFragment: g.usernameFragment, password: g.password) == g)
+    }
+}
+
+// MARK: - A STUN server for one Binding request
+
+/// A UDP socket on 127.0.0.1 that answers one STUN Binding request with a chosen mapped
+/// address, as a STUN server behind a NAT would. libnice asks in RFC 3489's form (a 16-byte
+/// transaction ID, no magic cookie), so the answer is RFC 3489's MAPPED-ADDRESS, which RFC 8489
+/// servers also send.
+private final class OneShotSTUNServer {
+    let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw Errno.current }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { close(fd); throw Errno.current }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// Waits (up to 5 s) for a Binding request and answers it with `mapped` (an IPv4 address
+    /// and port) as its MAPPED-ADDRESS. Returns the request's source port, or nil.
+    func answerOne(mapped: (address: UInt32, port: UInt16)) -> UInt16? {
+        var request = [UInt8](repeating: 0, count: 1500)
+        var from = sockaddr_in()
+        var fromLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let n = withUnsafeMutablePointer(to: &from) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &request, request.count, 0, $0, &fromLength) }
+        }
+        guard n >= 20, request[0] == 0x00, request[1] == 0x01 else { return nil }  // a Binding request
+        let (a, p) = mapped
+        let response: [UInt8] = [0x01, 0x01, 0x00, 0x0C] + request[4..<20]  // Binding success, same transaction
+            + [0x00, 0x01, 0x00, 0x08, 0x00, 0x01, UInt8(p >> 8), UInt8(p & 0xFF),
+               UInt8(a >> 24), UInt8((a >> 16) & 0xFF), UInt8((a >> 8) & 0xFF), UInt8(a & 0xFF)]
+        let sent = withUnsafePointer(to: &from) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, response, response.count, 0, $0, fromLength) }
+        }
+        return sent == response.count ? UInt16(bigEndian: from.sin_port) : nil
+    }
+}
+
+@Suite struct ICESTUNTests {
+    @Test func gathersAServerReflexiveCandidate() async throws {
+        let server = try OneShotSTUNServer()
+        let recorder = Recorder()
+        let agent = try ICEAgent(role: .controlling, localAddresses: ["127.0.0.1"],
+                                 stunServer: ICEServerAddress(address: "127.0.0.1", port: server.port),
+                                 onEvent: { event in recorder.log.withLock { $0.events.append(event) } },
+                                 onDatagram: { _ in })
+        defer { agent.close() }
+        try agent.gatherCandidates()
+        // 192.0.2.1:40000, the address a NAT would have mapped the agent's socket to.
+        let hostPort = try #require(server.answerOne(mapped: (address: 0xC000_0201, port: 40000)))
+        #expect(try await recorder.wait(.seconds(5)) { $0.gathered })
+        let candidates = recorder.snapshot.candidates
+        let host = try #require(candidates.first { $0.kind == .host })
+        #expect(host.address == "127.0.0.1" && host.port == hostPort)
+        let reflexive = try #require(candidates.first { $0.kind == .serverReflexive })
+        #expect(reflexive.address == "192.0.2.1" && reflexive.port == 40000)
+        #expect(reflexive.related?.address == "127.0.0.1" && reflexive.related?.port == hostPort)
+        #expect(reflexive.priority < host.priority)
+        #expect(try ICECandidate(parsing: reflexive.sdpLine) == reflexive)
     }
 }
