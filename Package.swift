@@ -6,14 +6,15 @@
 //   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
 //   pure-Swift core (Core, RTP, SDP, Jitter, Voice)  ->  Detect (offline talk detection)
 //   ->  Call (pipelines, participants, events, the session)
-//   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them.
+//   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them,
+//   as does ICE (connectivity for WebRTC transports, over libnice).
 //   ->  Rooms (a participant in a Janus VideoRoom or AudioBridge room: Janus's signalling
 //       with the Janus client, the media through a Call session)
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
 //       no other library depends on it; the front ends, benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
 //   (`call-client` on Call, `join-room` on Rooms).
-// Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
+// Only ParleyCodecs, ParleyMedia, ParleyDevices, ParleySRTP and ParleyICE import C. Everything else builds anywhere.
 
 import PackageDescription
 
@@ -33,6 +34,7 @@ let package = Package(
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
+        .library(name: "ParleyICE", targets: ["ParleyICE"]),
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
@@ -59,6 +61,9 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
+        // No pkgConfig: nice.pc adds -pthread, a flag SwiftPM rejects, and GLib's include paths;
+        // the shim declares the GLib and libnice entry points it uses.
+        .systemLibrary(name: "CNice", providers: [.apt(["libnice-dev"])]),
 
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
@@ -76,6 +81,8 @@ let package = Package(
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleySDP", "CSRTP"], swiftSettings: swiftSettings),
+        // ICE (RFC 8445) for WebRTC transports: libnice's agent on a thread of its own.
+        .target(name: "ParleyICE", dependencies: ["ParleyCore", "CNice"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
@@ -148,6 +155,7 @@ let package = Package(
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
