@@ -13,6 +13,8 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad ffmpeg sox
   # the media server the Janus client tests run against
   janus
+  # a browser peer for the WebRTC tests (headless Chromium running janus.js), iproute2 for their network namespace
+  chromium libjs-janus-gateway iproute2
   # /usr/bin/time for memory measurements
   time
 )

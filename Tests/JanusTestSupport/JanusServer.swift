@@ -20,10 +20,15 @@ public final class JanusServer: @unchecked Sendable {
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/janus")! }
     public var logFile: URL { folder.appendingPathComponent("janus.log") }
 
+    /// The one interface Janus gathers ICE candidates on (`ice_enforce_list`), for WebRTC
+    /// tests in a network namespace; nil: Janus's default.
+    public let iceInterface: String?
+
     /// Writes the configuration and starts Janus; returns once its HTTP API answers. A busy
     /// two-core machine running the other suites beside it can hold Janus's start (certificate
     /// generation, plugin loading) for many seconds: it gets up to 90 s.
-    public init() async throws {
+    public init(iceInterface: String? = nil) async throws {
+        self.iceInterface = iceInterface
         guard let binary = Self.binaryPath else { throw ServerError("janus is not installed") }
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-janus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -70,8 +75,8 @@ public final class JanusServer: @unchecked Sendable {
     }
 
     /// Runs `body` with a fresh Janus, stopping it afterwards whether `body` throws or not.
-    public static func with<T: Sendable>(_ body: (JanusServer) async throws -> T) async throws -> T {
-        let server = try await JanusServer()
+    public static func with<T: Sendable>(iceInterface: String? = nil, _ body: (JanusServer) async throws -> T) async throws -> T {
+        let server = try await JanusServer(iceInterface: iceInterface)
         do {
             let result = try await body(server)
             await server.stop()
@@ -137,7 +142,7 @@ public final class JanusServer: @unchecked Sendable {
                 \trtp_port_range = "\(rtpBase)-\(rtpBase + 200)"
                 }
                 nat: {
-                \tice_ignore_list = "vmnet"
+                \t\(iceInterface.map { "ice_enforce_list = \"\($0)\"" } ?? "ice_ignore_list = \"vmnet\"")
                 }
                 plugins: {
                 \tdisable = "\(disabledPlugins.joined(separator: ","))"

@@ -1,0 +1,202 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A headless Chromium in a Janus VideoRoom, for the WebRTC tests: a page that loads Debian's
+/// `janus.js` and publishes a WAV file's audio as its microphone (capture processing off, so
+/// what arrives can be compared with the file), or subscribes to a publisher and reports what
+/// it receives. The page reports on Chromium's standard error as `console.log` lines
+/// `PAGE {json}`, read here as ``Report``s. Started as a child process (in a process group of
+/// its own, with its helpers), stopped by its id.
+///
+/// Janus refuses loopback ICE candidates, so a browser test runs in the network namespace of
+/// `scripts/netns.sh` (``NetworkNamespace``).
+public final class BrowserPeer: @unchecked Sendable {
+    /// The Chromium binary, if installed.
+    public static let binaryPath: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// Debian's `janus.js` (package libjs-janus-gateway).
+    public static let janusScript = "/usr/share/javascript/janus-gateway/janus.js"
+
+    /// What the page does.
+    public enum Role: Sendable {
+        /// Joins `room` as a publisher named `display` and sends `audio` (a WAV file) as its
+        /// microphone's capture.
+        case publish(audio: URL, display: String)
+        /// Joins `room` as a subscriber of the publisher whose id is `feed` (audio only).
+        case subscribe(feed: UInt64)
+    }
+
+    /// One line the page reported: what happened (`joined`, `ice`, `webrtc`, `stats`, `error`,
+    /// ...), when (seconds since the page's script started) and its fields.
+    public struct Report: @unchecked Sendable {
+        public var event: String
+        public var time: Double
+        public var fields: [String: Any]
+    }
+
+    public let folder: URL
+    private let process = Process()
+    private let stderrPipe = Pipe()
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    /// Writes the page and starts Chromium on it.
+    public init(janus: URL, room: UInt64, role: Role, pin: String? = nil) throws {
+        guard let binary = Self.binaryPath else { throw ServerError("chromium is not installed") }
+        guard FileManager.default.fileExists(atPath: Self.janusScript) else {
+            throw ServerError("\(Self.janusScript) is missing (apt-get install libjs-janus-gateway)")
+        }
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-browser-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.janusScript, toPath: folder.appendingPathComponent("janus.js").path)
+        let page = folder.appendingPathComponent("page.html")
+        try Self.page(janus: janus, room: room, role: role, pin: pin).write(to: page, atomically: true, encoding: .utf8)
+        var arguments = ["--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
+                         "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                         "--enable-logging=stderr", "--v=0", "--allow-file-access-from-files",
+                         "--autoplay-policy=no-user-gesture-required",
+                         "--user-data-dir=" + folder.appendingPathComponent("profile").path]
+        if case .publish(let audio, _) = role { arguments.append("--use-file-for-fake-audio-capture=" + audio.path) }
+        arguments.append(page.absoluteString)
+        // A child process gets a process group of its own (Foundation's Process does that): Chromium's
+        // helper processes are in it too, and are stopped with it.
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderrPipe
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            let text = String(decoding: data, as: UTF8.self)
+            self.lock.lock()
+            self.lines.append(contentsOf: text.split(separator: "\n").map(String.init))
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    /// The page's reports so far, in order.
+    public var reports: [Report] {
+        lock.lock()
+        let all = lines
+        lock.unlock()
+        return all.compactMap { line in
+            guard let start = line.range(of: "\"PAGE ")?.upperBound, let end = line.range(of: "\", source:")?.lowerBound,
+                  start < end else { return nil }
+            let json = String(line[start..<end]).replacingOccurrences(of: "\\\"", with: "\"")
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+                  let event = object["event"] as? String, let time = object["t"] as? Double else { return nil }
+            return Report(event: event, time: time, fields: object)
+        }
+    }
+
+    /// Waits up to `seconds` for a report of `event`; returns the first.
+    public func waitFor(_ event: String, seconds: Double) async -> Report? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if let r = reports.first(where: { $0.event == event }) { return r }
+            if !process.isRunning { return nil }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    /// Chromium's own standard error, for failure messages (the last `limit` characters).
+    public func log(limit: Int = 3000) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(lines.filter { !$0.contains("dbus") }.joined(separator: "\n").suffix(limit))
+    }
+
+    /// Stops Chromium and its helpers (their process group: SIGTERM, then SIGKILL) and removes
+    /// the folder.
+    public func stop() {
+        if process.isRunning {
+            let group = process.processIdentifier
+            kill(-group, SIGTERM)
+            for _ in 0..<40 where process.isRunning { usleep(50_000) }
+            if process.isRunning { kill(-group, SIGKILL) }
+            process.waitUntilExit()
+        }
+        stderrPipe.fileHandleForReading.readabilityHandler = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    deinit { stop() }
+
+    private static func page(janus: URL, room: UInt64, role: Role, pin: String?) -> String {
+        let pinField = pin.map { ", pin: '\($0)'" } ?? ""
+        let join: String
+        switch role {
+        case .publish(_, let display):
+            join = "{request: 'join', room: \(room), ptype: 'publisher', display: '\(display)'\(pinField)}"
+        case .subscribe(let feed):
+            join = "{request: 'join', room: \(room), ptype: 'subscriber', streams: [{feed: \(feed)}]\(pinField)}"
+        }
+        let publishing = if case .publish = role { "true" } else { "false" }
+        return """
+            <html><body>
+            <script>window.adapter = {browserDetails: {browser: 'chrome', version: 156}};</script>
+            <script src="janus.js"></script>
+            <script>
+            const t0 = performance.now();
+            function report(event, fields) {
+              console.log('PAGE ' + JSON.stringify(Object.assign({event, t: (performance.now() - t0) / 1000}, fields || {})));
+            }
+            const publishing = \(publishing);
+            let handle = null;
+            function stats() {
+              setInterval(async () => {
+                const all = await handle.webrtcStuff.pc.getStats();
+                all.forEach(r => {
+                  if (r.type === 'outbound-rtp' && r.kind === 'audio') report('stats', {sent: r.packetsSent});
+                  if (r.type === 'inbound-rtp' && r.kind === 'audio')
+                    report('stats', {received: r.packetsReceived, lost: r.packetsLost, energy: r.totalAudioEnergy,
+                                     concealed: r.concealedSamples});
+                });
+              }, 250);
+            }
+            Janus.init({debug: false, dependencies: Janus.useDefaultDependencies(), callback: () => {
+              const janus = new Janus({server: '\(janus.absoluteString)', error: e => report('error', {what: String(e)}),
+                success: () => janus.attach({plugin: 'janus.plugin.videoroom',
+                  error: e => report('error', {what: String(e)}),
+                  success: h => { handle = h; h.send({message: \(join)}); },
+                  iceState: s => report('ice', {state: s}),
+                  webrtcState: on => { report('webrtc', {up: on}); if (on) stats(); },
+                  onmessage: (msg, jsep) => { try {
+                    if (msg.error) report('error', {what: msg.error, code: msg.error_code});
+                    if (msg.videoroom === 'joined') {
+                      report('joined', {id: msg.id});
+                      handle.createOffer({
+                        tracks: [{type: 'audio', capture: {echoCancellation: false, noiseSuppression: false, autoGainControl: false},
+                                  recv: false}],
+                        success: offer => handle.send({message: {request: 'configure', audio: true, video: false}, jsep: offer}),
+                        error: e => report('error', {what: 'offer: ' + JSON.stringify(e)})});
+                    }
+                    if (msg.videoroom === 'attached') report('attached', {});
+                    if (jsep && jsep.type === 'answer') handle.handleRemoteJsep({jsep});
+                    if (jsep && jsep.type === 'offer')
+                      handle.createAnswer({jsep, tracks: [{type: 'audio', capture: false, recv: true}],
+                        success: answer => handle.send({message: {request: 'start', room: \(room)}, jsep: answer}),
+                        error: e => report('error', {what: 'answer: ' + JSON.stringify(e)})});
+                  } catch (e) { report('error', {what: String(e)}); } },
+                  onremotetrack: (track, mid, on) => report('track', {kind: track.kind, on}),
+                })});
+            }});
+            </script></body></html>
+            """
+    }
+}
+
+/// The network namespace of `scripts/netns.sh`, when this process runs inside it: its one
+/// ICE interface and address.
+public enum NetworkNamespace {
+    /// The interface ICE may use (`PARLEY_NETNS_INTERFACE`), nil outside the namespace.
+    public static var interface: String? { ProcessInfo.processInfo.environment["PARLEY_NETNS_INTERFACE"] }
+    /// Its address (`PARLEY_NETNS_ADDRESS`).
+    public static var address: String? { ProcessInfo.processInfo.environment["PARLEY_NETNS_ADDRESS"] }
+    /// Whether this process runs inside the namespace.
+    public static var isInside: Bool { interface != nil }
+}
