@@ -10,97 +10,47 @@
 #define PARLEY_COPUS_SHIM_H
 #include <opus/opus.h>
 
+// Each shim below is one of these; `REQUEST` names libopus's `OPUS_SET_<REQUEST>` and
+// `OPUS_GET_<REQUEST>` macros, `kind` the state (`encoder` or `decoder`, type `Opus<Kind>`).
+#define PARLEY_OPUS_SETTER(kind, Kind, name, REQUEST) \
+    static inline int parley_opus_##kind##_set_##name(Opus##Kind *st, opus_int32 value) { \
+        return opus_##kind##_ctl(st, OPUS_SET_##REQUEST(value)); \
+    }
+#define PARLEY_OPUS_GETTER(kind, Kind, name, REQUEST, Value) \
+    static inline int parley_opus_##kind##_get_##name(Opus##Kind *st, Value *value) { \
+        return opus_##kind##_ctl(st, OPUS_GET_##REQUEST(value)); \
+    }
+#define PARLEY_OPUS_SETTER_GETTER(kind, Kind, name, REQUEST) \
+    PARLEY_OPUS_SETTER(kind, Kind, name, REQUEST) \
+    PARLEY_OPUS_GETTER(kind, Kind, name, REQUEST, opus_int32)
+#define PARLEY_OPUS_RESET(kind, Kind) \
+    static inline int parley_opus_##kind##_reset_state(Opus##Kind *st) { \
+        return opus_##kind##_ctl(st, OPUS_RESET_STATE); \
+    }
+
 // MARK: Encoder setters and getters
 
-static inline int parley_opus_encoder_set_bitrate(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_BITRATE(value));
-}
-static inline int parley_opus_encoder_get_bitrate(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_BITRATE(value));
-}
-static inline int parley_opus_encoder_set_vbr(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_VBR(value));
-}
-static inline int parley_opus_encoder_get_vbr(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_VBR(value));
-}
-static inline int parley_opus_encoder_set_vbr_constraint(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_VBR_CONSTRAINT(value));
-}
-static inline int parley_opus_encoder_get_vbr_constraint(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_VBR_CONSTRAINT(value));
-}
-static inline int parley_opus_encoder_set_complexity(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_COMPLEXITY(value));
-}
-static inline int parley_opus_encoder_get_complexity(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_COMPLEXITY(value));
-}
-static inline int parley_opus_encoder_set_inband_fec(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_INBAND_FEC(value));
-}
-static inline int parley_opus_encoder_get_inband_fec(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_INBAND_FEC(value));
-}
-static inline int parley_opus_encoder_set_packet_loss_perc(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_PACKET_LOSS_PERC(value));
-}
-static inline int parley_opus_encoder_get_packet_loss_perc(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_PACKET_LOSS_PERC(value));
-}
-static inline int parley_opus_encoder_set_dtx(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_DTX(value));
-}
-static inline int parley_opus_encoder_get_dtx(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_DTX(value));
-}
-static inline int parley_opus_encoder_set_signal(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_SIGNAL(value));
-}
-static inline int parley_opus_encoder_get_signal(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_SIGNAL(value));
-}
-static inline int parley_opus_encoder_set_max_bandwidth(OpusEncoder *st, opus_int32 value) {
-    return opus_encoder_ctl(st, OPUS_SET_MAX_BANDWIDTH(value));
-}
-static inline int parley_opus_encoder_get_max_bandwidth(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_MAX_BANDWIDTH(value));
-}
-static inline int parley_opus_encoder_get_lookahead(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_LOOKAHEAD(value));
-}
-static inline int parley_opus_encoder_get_in_dtx(OpusEncoder *st, opus_int32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_IN_DTX(value));
-}
-static inline int parley_opus_encoder_get_final_range(OpusEncoder *st, opus_uint32 *value) {
-    return opus_encoder_ctl(st, OPUS_GET_FINAL_RANGE(value));
-}
-static inline int parley_opus_encoder_reset_state(OpusEncoder *st) {
-    return opus_encoder_ctl(st, OPUS_RESET_STATE);
-}
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, bitrate, BITRATE)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, vbr, VBR)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, vbr_constraint, VBR_CONSTRAINT)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, complexity, COMPLEXITY)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, inband_fec, INBAND_FEC)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, packet_loss_perc, PACKET_LOSS_PERC)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, dtx, DTX)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, signal, SIGNAL)
+PARLEY_OPUS_SETTER_GETTER(encoder, Encoder, max_bandwidth, MAX_BANDWIDTH)
+PARLEY_OPUS_GETTER(encoder, Encoder, lookahead, LOOKAHEAD, opus_int32)
+PARLEY_OPUS_GETTER(encoder, Encoder, in_dtx, IN_DTX, opus_int32)
+PARLEY_OPUS_GETTER(encoder, Encoder, final_range, FINAL_RANGE, opus_uint32)
+PARLEY_OPUS_RESET(encoder, Encoder)
 
 // MARK: Decoder setters and getters
 
-static inline int parley_opus_decoder_set_gain(OpusDecoder *st, opus_int32 value) {
-    return opus_decoder_ctl(st, OPUS_SET_GAIN(value));
-}
-static inline int parley_opus_decoder_get_gain(OpusDecoder *st, opus_int32 *value) {
-    return opus_decoder_ctl(st, OPUS_GET_GAIN(value));
-}
-static inline int parley_opus_decoder_get_last_packet_duration(OpusDecoder *st, opus_int32 *value) {
-    return opus_decoder_ctl(st, OPUS_GET_LAST_PACKET_DURATION(value));
-}
-static inline int parley_opus_decoder_get_pitch(OpusDecoder *st, opus_int32 *value) {
-    return opus_decoder_ctl(st, OPUS_GET_PITCH(value));
-}
-static inline int parley_opus_decoder_get_bandwidth(OpusDecoder *st, opus_int32 *value) {
-    return opus_decoder_ctl(st, OPUS_GET_BANDWIDTH(value));
-}
-static inline int parley_opus_decoder_get_final_range(OpusDecoder *st, opus_uint32 *value) {
-    return opus_decoder_ctl(st, OPUS_GET_FINAL_RANGE(value));
-}
-static inline int parley_opus_decoder_reset_state(OpusDecoder *st) {
-    return opus_decoder_ctl(st, OPUS_RESET_STATE);
-}
+PARLEY_OPUS_SETTER_GETTER(decoder, Decoder, gain, GAIN)
+PARLEY_OPUS_GETTER(decoder, Decoder, last_packet_duration, LAST_PACKET_DURATION, opus_int32)
+PARLEY_OPUS_GETTER(decoder, Decoder, pitch, PITCH, opus_int32)
+PARLEY_OPUS_GETTER(decoder, Decoder, bandwidth, BANDWIDTH, opus_int32)
+PARLEY_OPUS_GETTER(decoder, Decoder, final_range, FINAL_RANGE, opus_uint32)
+PARLEY_OPUS_RESET(decoder, Decoder)
 
 #endif

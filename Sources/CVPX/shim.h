@@ -30,61 +30,44 @@ static inline vpx_codec_err_t parley_vpx_codec_dec_init(vpx_codec_ctx_t *ctx, vp
 /// VPX_DL_REALTIME (the `deadline` argument of vpx_codec_encode), as a typed constant.
 static inline unsigned long parley_vpx_dl_realtime(void) { return VPX_DL_REALTIME; }
 
+// Each control shim below is one of these: `parley_vpx_<name>(ctx, value)` calls
+// `vpx_codec_control(ctx, ID, value)`, so the value goes through the header's typed wrapper.
+#define PARLEY_VPX_CONTROL(name, ID, Value) \
+    static inline vpx_codec_err_t parley_vpx_##name(vpx_codec_ctx_t *ctx, Value value) { \
+        return vpx_codec_control(ctx, ID, value); \
+    }
+
 // MARK: Encoder controls (VP8 and VP9)
 
 /// VP8E_SET_CPUUSED: speed/quality trade-off (VP8 -16...16, VP9 -9...9; higher is faster).
-static inline vpx_codec_err_t parley_vpx_set_cpuused(vpx_codec_ctx_t *ctx, int value) {
-    return vpx_codec_control(ctx, VP8E_SET_CPUUSED, value);
-}
+PARLEY_VPX_CONTROL(set_cpuused, VP8E_SET_CPUUSED, int)
 /// VP8E_SET_STATIC_THRESHOLD: skip encoding of blocks whose change is below this.
-static inline vpx_codec_err_t parley_vpx_set_static_threshold(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP8E_SET_STATIC_THRESHOLD, value);
-}
+PARLEY_VPX_CONTROL(set_static_threshold, VP8E_SET_STATIC_THRESHOLD, unsigned int)
 /// VP8E_SET_NOISE_SENSITIVITY: temporal denoiser strength (VP8 0...6; 0 = off).
-static inline vpx_codec_err_t parley_vpx_vp8_set_noise_sensitivity(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP8E_SET_NOISE_SENSITIVITY, value);
-}
+PARLEY_VPX_CONTROL(vp8_set_noise_sensitivity, VP8E_SET_NOISE_SENSITIVITY, unsigned int)
 /// VP8E_SET_ENABLEAUTOALTREF: automatic alternate reference frames (needs lag; 0 for real time).
-static inline vpx_codec_err_t parley_vpx_set_enable_auto_alt_ref(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP8E_SET_ENABLEAUTOALTREF, value);
-}
+PARLEY_VPX_CONTROL(set_enable_auto_alt_ref, VP8E_SET_ENABLEAUTOALTREF, unsigned int)
 /// VP8E_SET_TOKEN_PARTITIONS: number of VP8 DCT token partitions (log2, 0...3).
-static inline vpx_codec_err_t parley_vpx_vp8_set_token_partitions(vpx_codec_ctx_t *ctx, int value) {
-    return vpx_codec_control(ctx, VP8E_SET_TOKEN_PARTITIONS, value);
-}
+PARLEY_VPX_CONTROL(vp8_set_token_partitions, VP8E_SET_TOKEN_PARTITIONS, int)
 /// VP8E_SET_MAX_INTRA_BITRATE_PCT: cap on a keyframe's size, in % of the per-frame target.
-static inline vpx_codec_err_t parley_vpx_set_max_intra_bitrate_pct(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP8E_SET_MAX_INTRA_BITRATE_PCT, value);
-}
+PARLEY_VPX_CONTROL(set_max_intra_bitrate_pct, VP8E_SET_MAX_INTRA_BITRATE_PCT, unsigned int)
 /// VP8E_GET_LAST_QUANTIZER: the quantizer of the last frame (internal 0...63 scale).
-static inline vpx_codec_err_t parley_vpx_get_last_quantizer(vpx_codec_ctx_t *ctx, int *value) {
-    return vpx_codec_control(ctx, VP8E_GET_LAST_QUANTIZER, value);
-}
+PARLEY_VPX_CONTROL(get_last_quantizer, VP8E_GET_LAST_QUANTIZER, int *)
 
 // MARK: Encoder controls (VP9 only)
 
 /// VP9E_SET_ROW_MT: row-based multithreading (0 off, 1 on).
-static inline vpx_codec_err_t parley_vpx_vp9_set_row_mt(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP9E_SET_ROW_MT, value);
-}
+PARLEY_VPX_CONTROL(vp9_set_row_mt, VP9E_SET_ROW_MT, unsigned int)
 /// VP9E_SET_TILE_COLUMNS: log2 of the number of tile columns.
-static inline vpx_codec_err_t parley_vpx_vp9_set_tile_columns(vpx_codec_ctx_t *ctx, int value) {
-    return vpx_codec_control(ctx, VP9E_SET_TILE_COLUMNS, value);
-}
+PARLEY_VPX_CONTROL(vp9_set_tile_columns, VP9E_SET_TILE_COLUMNS, int)
 /// VP9E_SET_AQ_MODE: adaptive quantisation (0 off, 3 cyclic refresh for real time).
-static inline vpx_codec_err_t parley_vpx_vp9_set_aq_mode(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP9E_SET_AQ_MODE, value);
-}
+PARLEY_VPX_CONTROL(vp9_set_aq_mode, VP9E_SET_AQ_MODE, unsigned int)
 /// VP9E_SET_NOISE_SENSITIVITY: VP9 temporal denoiser (0 off).
-static inline vpx_codec_err_t parley_vpx_vp9_set_noise_sensitivity(vpx_codec_ctx_t *ctx, unsigned int value) {
-    return vpx_codec_control(ctx, VP9E_SET_NOISE_SENSITIVITY, value);
-}
+PARLEY_VPX_CONTROL(vp9_set_noise_sensitivity, VP9E_SET_NOISE_SENSITIVITY, unsigned int)
 
 // MARK: Decoder controls
 
 /// VP8D_GET_FRAME_CORRUPTED: whether the last decoded frame is known to be corrupt.
-static inline vpx_codec_err_t parley_vpx_get_frame_corrupted(vpx_codec_ctx_t *ctx, int *value) {
-    return vpx_codec_control(ctx, VP8D_GET_FRAME_CORRUPTED, value);
-}
+PARLEY_VPX_CONTROL(get_frame_corrupted, VP8D_GET_FRAME_CORRUPTED, int *)
 
 #endif

@@ -57,14 +57,14 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     ///   is shorter than the packet, `badArgument` for a `pcm` that is not whole frames.
     public mutating func decode(_ packet: UnsafeRawBufferPointer?,
                                 into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
-        try decodeInt16(packet, into: pcm, fec: false, operation: "opus_decode")
+        try decodeFrame(packet, into: pcm, fec: false, operation: "opus_decode", opus_decode)
     }
 
     /// Decodes one packet into interleaved float samples (`opus_decode_float`); see the
     /// Int16 overload.
     public mutating func decode(_ packet: UnsafeRawBufferPointer?,
                                 into pcm: UnsafeMutableBufferPointer<Float>) throws(OpusError) -> Int {
-        try decodeFloat(packet, into: pcm, fec: false, operation: "opus_decode_float")
+        try decodeFrame(packet, into: pcm, fec: false, operation: "opus_decode_float", opus_decode_float)
     }
 
     /// Decodes a packet held in an array into `pcm` (which keeps its size; see the pointer
@@ -84,12 +84,12 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     /// extrapolated from the stream so far (`opus_decode` with no data).
     /// - Returns: samples per channel written (all of `pcm`).
     public mutating func concealLoss(into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
-        try decodeInt16(nil, into: pcm, fec: false, operation: "opus_decode (PLC)")
+        try decodeFrame(nil, into: pcm, fec: false, operation: "opus_decode (PLC)", opus_decode)
     }
 
     /// Float version of ``concealLoss(into:)-(UnsafeMutableBufferPointer<Int16>)``.
     public mutating func concealLoss(into pcm: UnsafeMutableBufferPointer<Float>) throws(OpusError) -> Int {
-        try decodeFloat(nil, into: pcm, fec: false, operation: "opus_decode_float (PLC)")
+        try decodeFrame(nil, into: pcm, fec: false, operation: "opus_decode_float (PLC)", opus_decode_float)
     }
 
     /// Rebuilds a lost packet from the in-band FEC data carried by the packet after it
@@ -102,13 +102,13 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     /// - Returns: samples per channel written (all of `pcm`).
     public mutating func recoverLost(from nextPacket: UnsafeRawBufferPointer,
                                      into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
-        try decodeInt16(nextPacket, into: pcm, fec: true, operation: "opus_decode (FEC)")
+        try decodeFrame(nextPacket, into: pcm, fec: true, operation: "opus_decode (FEC)", opus_decode)
     }
 
     /// Float version of ``recoverLost(from:into:)-(_,UnsafeMutableBufferPointer<Int16>)``.
     public mutating func recoverLost(from nextPacket: UnsafeRawBufferPointer,
                                      into pcm: UnsafeMutableBufferPointer<Float>) throws(OpusError) -> Int {
-        try decodeFloat(nextPacket, into: pcm, fec: true, operation: "opus_decode_float (FEC)")
+        try decodeFrame(nextPacket, into: pcm, fec: true, operation: "opus_decode_float (FEC)", opus_decode_float)
     }
 
     // MARK: Internals
@@ -122,22 +122,17 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
         return Int32(clamping: n)
     }
 
-    private mutating func decodeInt16(_ packet: UnsafeRawBufferPointer?, into pcm: UnsafeMutableBufferPointer<Int16>,
-                                      fec: Bool, operation: String) throws(OpusError) -> Int {
+    /// Decodes `packet` (nil or empty: a loss) with `call` (`opus_decode` or `opus_decode_float`)
+    /// into all of `pcm`; samples per channel written.
+    @inline(__always)
+    private mutating func decodeFrame<S>(_ packet: UnsafeRawBufferPointer?, into pcm: UnsafeMutableBufferPointer<S>,
+                                         fec: Bool, operation: String,
+                                         _ call: (OpaquePointer, UnsafePointer<UInt8>?, opus_int32,
+                                                  UnsafeMutablePointer<S>, Int32, Int32) -> Int32) throws(OpusError) -> Int {
         let n = try frameSize(pcm.count, operation: operation)
         let data = packet.flatMap { $0.isEmpty ? nil : $0 }
-        let r = opus_decode(state, data?.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                            Int32(clamping: data?.count ?? 0), pcm.baseAddress!, n, fec ? 1 : 0)
-        guard r >= 0 else { throw OpusError(code: r, operation: operation) }
-        return Int(r)
-    }
-
-    private mutating func decodeFloat(_ packet: UnsafeRawBufferPointer?, into pcm: UnsafeMutableBufferPointer<Float>,
-                                      fec: Bool, operation: String) throws(OpusError) -> Int {
-        let n = try frameSize(pcm.count, operation: operation)
-        let data = packet.flatMap { $0.isEmpty ? nil : $0 }
-        let r = opus_decode_float(state, data?.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                  Int32(clamping: data?.count ?? 0), pcm.baseAddress!, n, fec ? 1 : 0)
+        let r = call(state, data?.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                     Int32(clamping: data?.count ?? 0), pcm.baseAddress!, n, fec ? 1 : 0)
         guard r >= 0 else { throw OpusError(code: r, operation: operation) }
         return Int(r)
     }
@@ -148,10 +143,10 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
         do throws(OpusError) {
             if S.self == Int16.self {
                 let buf = UnsafeMutableBufferPointer(start: raw?.assumingMemoryBound(to: Int16.self), count: out.count)
-                return .success(try decodeInt16(p, into: buf, fec: fec, operation: "opus_decode"))
+                return .success(try decodeFrame(p, into: buf, fec: fec, operation: "opus_decode", opus_decode))
             } else if S.self == Float.self {
                 let buf = UnsafeMutableBufferPointer(start: raw?.assumingMemoryBound(to: Float.self), count: out.count)
-                return .success(try decodeFloat(p, into: buf, fec: fec, operation: "opus_decode_float"))
+                return .success(try decodeFrame(p, into: buf, fec: fec, operation: "opus_decode_float", opus_decode_float))
             }
             // AudioSample is public: a caller's own conformance is refused, not trapped on.
             throw OpusError(code: OPUS_BAD_ARG, operation: "opus_decode", detail: "unsupported sample type \(S.self)")
@@ -161,12 +156,7 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     }
 
     private func ctlGet(_ request: (OpaquePointer, UnsafeMutablePointer<opus_int32>) -> Int32, _ name: StaticString) -> Int {
-        var v: opus_int32 = 0
-        let r = request(state, &v)
-        // Only the getters of a live decoder are called here; libopus fails them only on a
-        // corrupt state, which no caller's value can cause.
-        precondition(r == OPUS_OK, "\(name) failed: \(String(cString: opus_strerror(r)))")
-        return Int(v)
+        OpusControl.get(state, request, name)
     }
 
     // MARK: Settings and state
@@ -201,18 +191,8 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     public var pitch: Int { ctlGet(parley_opus_decoder_get_pitch, "OPUS_GET_PITCH") }
 
     /// The range decoder's final state after the last packet (`OPUS_GET_FINAL_RANGE`).
-    public var finalRange: UInt32 {
-        var v: opus_uint32 = 0
-        let r = parley_opus_decoder_get_final_range(state, &v)
-        // Fails only on a corrupt state; no caller's value reaches it.
-        precondition(r == OPUS_OK, "OPUS_GET_FINAL_RANGE failed")
-        return v
-    }
+    public var finalRange: UInt32 { OpusControl.finalRange(state, parley_opus_decoder_get_final_range) }
 
     /// Resets the decoder as if freshly created (`OPUS_RESET_STATE`), e.g. on a stream change.
-    public mutating func reset() {
-        let r = parley_opus_decoder_reset_state(state)
-        // Fails only on a corrupt state; no caller's value reaches it.
-        precondition(r == OPUS_OK, "OPUS_RESET_STATE failed")
-    }
+    public mutating func reset() { OpusControl.reset(state, parley_opus_decoder_reset_state) }
 }

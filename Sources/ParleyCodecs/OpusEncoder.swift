@@ -124,18 +124,8 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     ///   libopus failure.
     public mutating func encode(_ pcm: UnsafeBufferPointer<Int16>,
                                 into packet: UnsafeMutableRawBufferPointer) throws(OpusError) -> Int {
-        let n = pcm.count / channels
-        guard pcm.count == n * channels, isValidOpusFrameSize(samplesPerChannel: n, sampleRate: sampleRate) else {
-            throw OpusError.badFrame(count: pcm.count, channels: channels, sampleRate: sampleRate, operation: "opus_encode")
-        }
-        guard let out = packet.baseAddress, packet.count > 0 else {
-            throw OpusError(code: OPUS_BUFFER_TOO_SMALL, operation: "opus_encode", detail: "empty packet buffer")
-        }
-        let r = opus_encode(state, pcm.baseAddress!, Int32(n),
-                            out.assumingMemoryBound(to: UInt8.self),
-                            Int32(clamping: packet.count))
-        guard r >= 0 else { throw OpusError(code: r, operation: "opus_encode") }
-        return Int(r)
+        let n = try samplesPerChannel(pcm.count, operation: "opus_encode")
+        return try encodeFrame(pcm, samplesPerChannel: n, into: packet, operation: "opus_encode", opus_encode)
     }
 
     /// Encodes one frame of interleaved float samples (`opus_encode_float`), nominally in [-1, 1].
@@ -146,11 +136,7 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     /// ±1 are passed on (libopus handles them).
     public mutating func encode(_ pcm: UnsafeBufferPointer<Float>,
                                 into packet: UnsafeMutableRawBufferPointer) throws(OpusError) -> Int {
-        let n = pcm.count / channels
-        guard pcm.count == n * channels, isValidOpusFrameSize(samplesPerChannel: n, sampleRate: sampleRate) else {
-            throw OpusError.badFrame(count: pcm.count, channels: channels, sampleRate: sampleRate,
-                                     operation: "opus_encode_float")
-        }
+        let n = try samplesPerChannel(pcm.count, operation: "opus_encode_float")
         // A sample is NaN or ±infinity when its exponent bits are all ones; adding one to the
         // exponent then carries into bit 31. Integer OR-reduction: branch-free, vectorised.
         var carry: UInt32 = 0
@@ -160,13 +146,31 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
             throw OpusError(code: OPUS_BAD_ARG, operation: "opus_encode_float",
                             detail: "non-finite sample (\(pcm[i])) at index \(i)")
         }
-        guard let out = packet.baseAddress, packet.count > 0 else {
-            throw OpusError(code: OPUS_BUFFER_TOO_SMALL, operation: "opus_encode_float", detail: "empty packet buffer")
+        return try encodeFrame(pcm, samplesPerChannel: n, into: packet, operation: "opus_encode_float", opus_encode_float)
+    }
+
+    /// Samples per channel of `count` interleaved samples; throws unless they are whole frames
+    /// of an Opus frame duration.
+    private func samplesPerChannel(_ count: Int, operation: String) throws(OpusError) -> Int {
+        let n = count / channels
+        guard count == n * channels, isValidOpusFrameSize(samplesPerChannel: n, sampleRate: sampleRate) else {
+            throw OpusError.badFrame(count: count, channels: channels, sampleRate: sampleRate, operation: operation)
         }
-        let r = opus_encode_float(state, pcm.baseAddress!, Int32(n),
-                                  out.assumingMemoryBound(to: UInt8.self),
-                                  Int32(clamping: packet.count))
-        guard r >= 0 else { throw OpusError(code: r, operation: "opus_encode_float") }
+        return n
+    }
+
+    /// Encodes the checked frame `pcm` with `call` (`opus_encode` or `opus_encode_float`) into
+    /// `packet`; the packet's length.
+    @inline(__always)
+    private mutating func encodeFrame<S>(_ pcm: UnsafeBufferPointer<S>, samplesPerChannel n: Int,
+                                         into packet: UnsafeMutableRawBufferPointer, operation: String,
+                                         _ call: (OpaquePointer, UnsafePointer<S>, Int32,
+                                                  UnsafeMutablePointer<UInt8>, opus_int32) -> opus_int32) throws(OpusError) -> Int {
+        guard let out = packet.baseAddress, packet.count > 0 else {
+            throw OpusError(code: OPUS_BUFFER_TOO_SMALL, operation: operation, detail: "empty packet buffer")
+        }
+        let r = call(state, pcm.baseAddress!, Int32(n), out.assumingMemoryBound(to: UInt8.self), Int32(clamping: packet.count))
+        guard r >= 0 else { throw OpusError(code: r, operation: operation) }
         return Int(r)
     }
 
@@ -215,12 +219,16 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
     // MARK: Settings
 
     func ctlGet(_ request: (OpaquePointer, UnsafeMutablePointer<opus_int32>) -> Int32, _ name: StaticString) -> Int {
-        var v: opus_int32 = 0
-        let r = request(state, &v)
-        // Only the getters of a live encoder are called here; libopus fails them only on a
-        // corrupt state, which no caller's value can cause.
-        precondition(r == OPUS_OK, "\(name) failed: \(String(cString: opus_strerror(r)))")
-        return Int(v)
+        OpusControl.get(state, request, name)
+    }
+
+    /// Reads a setting that takes the values of `E`: libopus reports only those (it stores what
+    /// the setter took).
+    func ctlGet<E: RawRepresentable<Int32>>(_ request: (OpaquePointer, UnsafeMutablePointer<opus_int32>) -> Int32,
+                                            _ name: StaticString, as: E.Type) -> E {
+        let v = ctlGet(request, name)
+        guard let e = E(rawValue: Int32(v)) else { preconditionFailure("unknown \(name) value \(v)") }
+        return e
     }
 
     func ctlSet(_ request: (OpaquePointer, opus_int32) -> Int32, _ value: Int, _ name: StaticString) {
@@ -321,24 +329,14 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
 
     /// The signal-type hint (`OPUS_SET_SIGNAL`). Default ``OpusSignal/auto``.
     public var signal: OpusSignal {
-        get {
-            let v = ctlGet(parley_opus_encoder_get_signal, "OPUS_GET_SIGNAL")
-            // libopus reports only the values OpusSignal names (it stores what the setter took).
-            guard let s = OpusSignal(rawValue: Int32(v)) else { preconditionFailure("unknown OPUS_GET_SIGNAL value \(v)") }
-            return s
-        }
+        get { ctlGet(parley_opus_encoder_get_signal, "OPUS_GET_SIGNAL", as: OpusSignal.self) }
         set { ctlSet(parley_opus_encoder_set_signal, Int(newValue.rawValue), "OPUS_SET_SIGNAL") }
     }
 
     /// The widest bandwidth the encoder may use (`OPUS_SET_MAX_BANDWIDTH`). Default fullband;
     /// the input rate limits it further (e.g. 16 kHz input codes at most wideband).
     public var maxBandwidth: OpusBandwidth {
-        get {
-            let v = ctlGet(parley_opus_encoder_get_max_bandwidth, "OPUS_GET_MAX_BANDWIDTH")
-            // libopus reports only the bandwidths OpusBandwidth names.
-            guard let b = OpusBandwidth(rawValue: Int32(v)) else { preconditionFailure("unknown bandwidth \(v)") }
-            return b
-        }
+        get { ctlGet(parley_opus_encoder_get_max_bandwidth, "OPUS_GET_MAX_BANDWIDTH", as: OpusBandwidth.self) }
         set { ctlSet(parley_opus_encoder_set_max_bandwidth, Int(newValue.rawValue), "OPUS_SET_MAX_BANDWIDTH") }
     }
 
@@ -351,18 +349,8 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
 
     /// The range coder's final state after the last packet (`OPUS_GET_FINAL_RANGE`); equals the
     /// decoder's ``OpusDecoder/finalRange`` when the packet decoded correctly.
-    public var finalRange: UInt32 {
-        var v: opus_uint32 = 0
-        let r = parley_opus_encoder_get_final_range(state, &v)
-        // Fails only on a corrupt state; no caller's value reaches it.
-        precondition(r == OPUS_OK, "OPUS_GET_FINAL_RANGE failed")
-        return v
-    }
+    public var finalRange: UInt32 { OpusControl.finalRange(state, parley_opus_encoder_get_final_range) }
 
     /// Resets the codec state as if freshly created, keeping settings (`OPUS_RESET_STATE`).
-    public mutating func reset() {
-        let r = parley_opus_encoder_reset_state(state)
-        // Fails only on a corrupt state; no caller's value reaches it.
-        precondition(r == OPUS_OK, "OPUS_RESET_STATE failed")
-    }
+    public mutating func reset() { OpusControl.reset(state, parley_opus_encoder_reset_state) }
 }

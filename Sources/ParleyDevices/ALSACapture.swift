@@ -21,7 +21,7 @@ import Glibc
 /// (`snd_pcm_delay`) and in the frame, i.e. when the first sample of the frame was captured.
 ///
 /// Threading: not copyable; use from one thread (or hand it to ``AudioCaptureStream``).
-public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
+public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource, ALSAPCMStream {
     public typealias Failure = ALSAError
 
     /// The PCM name it was opened with.
@@ -35,26 +35,9 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
 
     private var stream: PCMStream
 
-    /// Opens `pcm` through alsa-lib's configuration (`~/.asoundrc`, `ALSA_CONFIG_PATH`, ...).
-    public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
-        try self.init(pcm: pcm, parameters: parameters, source: .name)
-    }
-
-    /// Opens `pcm` as defined in `configuration` (`snd_pcm_open_lconf`).
-    public init(pcm: String, parameters: ALSAParameters,
-                configuration: borrowing ALSAConfigurationTree) throws(ALSAError) {
-        try self.init(pcm: pcm, parameters: parameters, source: .tree(configuration.root))
-    }
-
-    /// Opens an in-process PCM that keeps real time like a sound card but captures silence:
-    /// it overruns when not read for longer than its buffer. For tests and benchmarks of
-    /// xrun handling on machines without a sound card.
-    public static func clocked(parameters: ALSAParameters) throws(ALSAError) -> ALSACapture {
-        try ALSACapture(pcm: "parley-clocked", parameters: parameters, source: .clocked)
-    }
-
-    init(pcm: String, parameters: ALSAParameters, source: PCMSource) throws(ALSAError) {
-        stream = try PCMStream(pcm, .capture, source, parameters: parameters, sample: Sample.self)
+    /// Opens `pcm` from `source` for capture (see ``ALSAPCMStream`` for the ways to open one).
+    public init(pcm: String, parameters: ALSAParameters, source: ALSAPCMSource) throws(ALSAError) {
+        stream = try PCMStream(pcm, .capture, source.kind, parameters: parameters, sample: Sample.self)
     }
 
     public var format: AudioFormat { setup.format }

@@ -98,6 +98,48 @@ enum PCMSource {
     case clocked
 }
 
+/// Where an ``ALSAPCMStream`` is opened from; made only by its opening initialisers.
+public struct ALSAPCMSource {
+    let kind: PCMSource
+}
+
+/// An open ALSA PCM stream of one direction: ``ALSACapture`` or ``ALSAPlayback``. Both are
+/// opened the same ways: by name, from a configuration tree, or as the clocked test PCM.
+public protocol ALSAPCMStream: ~Copyable {
+    /// Opens `pcm` from `source` and configures it for `parameters`. Use the initialisers
+    /// below (`source` cannot be made elsewhere).
+    init(pcm: String, parameters: ALSAParameters, source: ALSAPCMSource) throws(ALSAError)
+    /// The PCM name it was opened with.
+    var pcmName: String { get }
+    /// What the device agreed to.
+    var setup: ALSAStreamSetup { get }
+    /// Xruns and suspends recovered so far.
+    var xruns: XRunCounters { get }
+    /// Closes the PCM, reporting a failure to close.
+    consuming func close() throws(ALSAError)
+}
+
+extension ALSAPCMStream where Self: ~Copyable {
+    /// Opens `pcm` through alsa-lib's configuration (`~/.asoundrc`, `ALSA_CONFIG_PATH`, ...).
+    public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
+        try self.init(pcm: pcm, parameters: parameters, source: ALSAPCMSource(kind: .name))
+    }
+
+    /// Opens `pcm` as defined in `configuration` (`snd_pcm_open_lconf`).
+    public init(pcm: String, parameters: ALSAParameters,
+                configuration: borrowing ALSAConfigurationTree) throws(ALSAError) {
+        try self.init(pcm: pcm, parameters: parameters, source: ALSAPCMSource(kind: .tree(configuration.root)))
+    }
+
+    /// Opens an in-process PCM that keeps real time like a sound card: capture delivers
+    /// silence and overruns when not read for longer than its buffer; playback discards the
+    /// samples and underruns when not fed. For tests and benchmarks of xrun handling on
+    /// machines without a sound card.
+    public static func clocked(parameters: ALSAParameters) throws(ALSAError) -> Self {
+        try Self(pcm: "parley-clocked", parameters: parameters, source: ALSAPCMSource(kind: .clocked))
+    }
+}
+
 /// One open, configured PCM stream: what ``ALSACapture`` and ``ALSAPlayback`` share (opening
 /// and configuring, the negotiated setup, transfers with xrun recovery, the suspend test hook,
 /// closing).

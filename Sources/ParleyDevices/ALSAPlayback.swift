@@ -12,7 +12,7 @@ import Glibc
 /// before closing.
 ///
 /// Threading: not copyable; use from one thread.
-public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
+public struct ALSAPlayback<Sample: AudioSample>: ~Copyable, ALSAPCMStream {
     /// The PCM name it was opened with.
     public var pcmName: String { stream.name }
     /// What the device agreed to.
@@ -24,25 +24,9 @@ public struct ALSAPlayback<Sample: AudioSample>: ~Copyable {
 
     private var stream: PCMStream
 
-    /// Opens `pcm` through alsa-lib's configuration.
-    public init(pcm: String = "default", parameters: ALSAParameters) throws(ALSAError) {
-        try self.init(pcm: pcm, parameters: parameters, source: .name)
-    }
-
-    /// Opens `pcm` as defined in `configuration` (`snd_pcm_open_lconf`).
-    public init(pcm: String, parameters: ALSAParameters,
-                configuration: borrowing ALSAConfigurationTree) throws(ALSAError) {
-        try self.init(pcm: pcm, parameters: parameters, source: .tree(configuration.root))
-    }
-
-    /// Opens an in-process PCM that consumes samples in real time like a sound card and
-    /// discards them: it underruns when not fed. For tests of xrun handling.
-    public static func clocked(parameters: ALSAParameters) throws(ALSAError) -> ALSAPlayback {
-        try ALSAPlayback(pcm: "parley-clocked", parameters: parameters, source: .clocked)
-    }
-
-    init(pcm: String, parameters: ALSAParameters, source: PCMSource) throws(ALSAError) {
-        stream = try PCMStream(pcm, .playback, source, parameters: parameters, sample: Sample.self)
+    /// Opens `pcm` from `source` for playback (see ``ALSAPCMStream`` for the ways to open one).
+    public init(pcm: String, parameters: ALSAParameters, source: ALSAPCMSource) throws(ALSAError) {
+        stream = try PCMStream(pcm, .playback, source.kind, parameters: parameters, sample: Sample.self)
     }
 
     /// Queues all samples of `frame` (its format must equal the negotiated format).

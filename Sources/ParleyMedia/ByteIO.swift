@@ -11,6 +11,20 @@ public protocol ByteSource: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(MediaFileError) -> Int
 }
 
+/// A file reader that parses its header from a ``ByteSource`` when created (``WAVReader``,
+/// ``IVFReader``, ``Y4MReader``).
+public protocol ByteSourceReader {
+    /// Reads the header from `source`. Throws a ``MediaFileError`` that names the problem.
+    init(source: ByteSource) throws(MediaFileError)
+}
+
+extension ByteSourceReader {
+    /// Reads the header from in-memory bytes; `name` labels errors.
+    public init(bytes: [UInt8], name: String = "<memory>") throws(MediaFileError) {
+        try self.init(source: MemoryByteSource(bytes, name: name))
+    }
+}
+
 /// Where a writer's bytes go. Writers append, and seek back only to patch header fields.
 ///
 /// Threading: not thread-safe; one writer uses a sink at a time.
@@ -106,6 +120,16 @@ public struct ByteReader {
         self.source = source
         self.name = source.name
         self.storage = RawBuffer(count: bufferSize)
+    }
+
+    /// Creates a reader over `source` and buffers its first `count` bytes (a file header).
+    /// - Throws: ``MediaFileError/empty(path:)`` for an empty source,
+    ///   ``MediaFileError/truncated(path:offset:expected:got:)`` for one shorter than `count`.
+    init(source: ByteSource, header count: Int) throws(MediaFileError) {
+        try self.init(source: source)
+        let have = try fill(atLeast: count)
+        if have == 0 { throw .empty(path: name) }
+        if have < count { throw .truncated(path: name, offset: 0, expected: count, got: have) }
     }
 
     /// Bytes buffered and not yet consumed.

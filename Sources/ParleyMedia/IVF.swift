@@ -49,7 +49,7 @@ public let ivfMaxFrameSize = 16 << 20
 /// only grows when a larger frame arrives, so steady-state reading allocates nothing.
 ///
 /// Threading: use from one thread at a time.
-public struct IVFReader {
+public struct IVFReader: ByteSourceReader {
     /// The file header.
     public let header: IVFHeader
     /// Frames read so far.
@@ -60,11 +60,8 @@ public struct IVFReader {
 
     /// Reads the file header from `source`.
     public init(source: ByteSource) throws(MediaFileError) {
-        var r = try ByteReader(source: source)
+        var r = try ByteReader(source: source, header: 32)
         let name = source.name
-        let have = try r.fill(atLeast: 32)
-        if have == 0 { throw .empty(path: name) }
-        if have < 32 { throw .truncated(path: name, offset: 0, expected: 32, got: have) }
         let parsed = try r.withBytes(32) { b -> Result<(IVFHeader, Int), MediaFileError> in
             guard b.fourCC(0) == "DKIF" else {
                 return .failure(.corrupt(path: name, reason: "not an IVF file (starts with '\(b.fourCC(0))')", offset: 0))
@@ -93,11 +90,6 @@ public struct IVFReader {
         }
         header = h
         reader = r
-    }
-
-    /// Reads the file header from in-memory bytes; `name` labels errors.
-    public init(bytes: [UInt8], name: String = "<memory>") throws(MediaFileError) {
-        try self.init(source: MemoryByteSource(bytes, name: name))
     }
 
     /// Reads the next frame's payload into `buffer` (grown only if too small; the payload is

@@ -95,7 +95,7 @@ private func formatTagName(_ tag: UInt16) -> String {
 /// A data size of 0xFFFFFFFF (written by streaming tools) means "until the end of the file".
 ///
 /// Threading: a value with a reference to its byte source; use it from one thread at a time.
-public struct WAVReader {
+public struct WAVReader: ByteSourceReader {
     /// The file's audio format.
     public let format: WAVFormat
     /// Sample frames the header announces, or `nil` when the size is open-ended.
@@ -123,11 +123,8 @@ public struct WAVReader {
 
     /// Reads the header from `source`. Throws a ``MediaFileError`` that names the problem.
     public init(source: ByteSource) throws(MediaFileError) {
-        var r = try ByteReader(source: source)
+        var r = try ByteReader(source: source, header: 12)
         let name = source.name
-        let first = try r.fill(atLeast: 12)
-        if first == 0 { throw .empty(path: name) }
-        if first < 12 { throw .truncated(path: name, offset: 0, expected: 12, got: first) }
         let riff = try r.withBytes(12) { b in (b.fourCC(0), b.fourCC(8)) }
         switch riff.0 {
         case "RIFF": break
@@ -191,11 +188,6 @@ public struct WAVReader {
         // Conversion buffer: a whole number of frames, at least one frame, about 16 KiB.
         let frames = max(1, 16384 / format.bytesPerFrame)
         scratch = RawBuffer(count: frames * format.bytesPerFrame)
-    }
-
-    /// Reads the header from in-memory bytes; `name` labels errors.
-    public init(bytes: [UInt8], name: String = "<memory>") throws(MediaFileError) {
-        try self.init(source: MemoryByteSource(bytes, name: name))
     }
 
     private static func parseFmt(_ b: UnsafeRawBufferPointer, name: String,
@@ -298,13 +290,7 @@ public struct WAVReader {
                     out[i] = Float(Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) * (1.0 / 2147483648.0)
                 }
             case .float32:
-                var bad = 0, firstBad = -1
-                for i in 0..<n {
-                    let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
-                    if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
-                    out[i] = v.isFinite ? v : 0
-                }
-                return (bad, firstBad)
+                return Self.convertFloat32(p, out, n) { $0 }
             }
             return (0, -1)
         }
@@ -327,16 +313,24 @@ public struct WAVReader {
                     out[i] = Int16(truncatingIfNeeded: Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self)) >> 16)
                 }
             case .float32:
-                var bad = 0, firstBad = -1
-                for i in 0..<n {
-                    let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
-                    if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
-                    out[i] = Int16(clampingFloat: v.isFinite ? v : 0)
-                }
-                return (bad, firstBad)
+                return Self.convertFloat32(p, out, n) { Int16(clampingFloat: $0) }
             }
             return (0, -1)
         }
+    }
+
+    /// Converts `n` little-endian float samples at `p` into `out` with `convert`, a non-finite
+    /// one as 0; returns how many were non-finite and the first one's index.
+    @inline(__always)
+    private static func convertFloat32<S>(_ p: UnsafeRawPointer, _ out: UnsafeMutablePointer<S>, _ n: Int,
+                                   _ convert: (Float) -> S) -> (bad: Int, firstBad: Int) {
+        var bad = 0, firstBad = -1
+        for i in 0..<n {
+            let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
+            if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
+            out[i] = convert(v.isFinite ? v : 0)
+        }
+        return (bad, firstBad)
     }
 
     /// The read loop both sample types share: whole frames from the data chunk, converted by

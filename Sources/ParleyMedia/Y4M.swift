@@ -106,7 +106,7 @@ private func parseRatio(_ s: Substring) -> (Int, Int)? {
 /// Frame timestamps are 90 kHz: `index * 90000 * denominator / numerator`.
 ///
 /// Threading: use from one thread at a time.
-public struct Y4MReader {
+public struct Y4MReader: ByteSourceReader {
     /// The stream header.
     public let header: Y4MHeader
     /// Frames read so far.
@@ -117,9 +117,8 @@ public struct Y4MReader {
 
     /// Reads the stream header from `source`.
     public init(source: ByteSource) throws(MediaFileError) {
-        var r = try ByteReader(source: source)
+        var r = try ByteReader(source: source, header: 1)
         let name = source.name
-        if try r.fill(atLeast: 1) == 0 { throw .empty(path: name) }
         guard let line = try readLine(&r, what: "header", { String(decoding: $0, as: UTF8.self) }) else {
             throw .empty(path: name)
         }
@@ -167,11 +166,6 @@ public struct Y4MReader {
         }
         header = h
         reader = r
-    }
-
-    /// Reads the stream header from in-memory bytes; `name` labels errors.
-    public init(bytes: [UInt8], name: String = "<memory>") throws(MediaFileError) {
-        try self.init(source: MemoryByteSource(bytes, name: name))
     }
 
     /// Reads the next frame into `frame`, which must have the stream's width and height (any

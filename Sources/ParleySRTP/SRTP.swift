@@ -208,37 +208,41 @@ public struct SRTPContext: ~Copyable {
     /// length (`length + suite.rtpOverhead`). The buffer needs ``trailerRoom`` bytes past
     /// `length`.
     public mutating func protectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        try checkRTP(buffer, length: length, tag: 0)
-        try checkRoom(buffer, length: length)
-        return try run(srtp_protect, buffer, length: length)
+        try transform(srtp_protect, buffer, length: length, rtcp: false, protecting: true)
     }
 
     /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place and returns the
     /// RTP packet's length. Throws (and leaves nothing a parser should read) when the packet is
     /// malformed, fails authentication or is a replay.
     public mutating func unprotectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        try checkRTP(buffer, length: length, tag: suite.rtpOverhead)
-        return try run(srtp_unprotect, buffer, length: length)
+        try transform(srtp_unprotect, buffer, length: length, rtcp: false, protecting: false)
     }
 
     /// Protects the compound RTCP packet in `buffer[0..<length]` in place and returns the SRTCP
     /// packet's length (`length + suite.rtcpOverhead`). Needs ``trailerRoom`` bytes past `length`.
     public mutating func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        try checkRTCP(buffer, length: length, trailer: 0)
-        try checkRoom(buffer, length: length)
-        return try run(srtp_protect_rtcp, buffer, length: length)
+        try transform(srtp_protect_rtcp, buffer, length: length, rtcp: true, protecting: true)
     }
 
     /// Verifies and decrypts the SRTCP packet in `buffer[0..<length]` in place and returns the
     /// RTCP packet's length.
     public mutating func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        try checkRTCP(buffer, length: length, trailer: suite.rtcpOverhead)
-        return try run(srtp_unprotect_rtcp, buffer, length: length)
+        try transform(srtp_unprotect_rtcp, buffer, length: length, rtcp: true, protecting: false)
     }
 
-    /// Calls one of libsrtp's in-place functions on `buffer[0..<length]`; the new length.
-    private func run(_ function: (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> srtp_err_status_t,
-                     _ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
+    /// Checks the RTP (or RTCP) packet in `buffer[0..<length]` (its header whole, the tag present
+    /// when unprotecting, room for the trailer when protecting), then calls one of libsrtp's
+    /// in-place functions on it; the new length.
+    @inline(__always)
+    private func transform(_ function: (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> srtp_err_status_t,
+                           _ buffer: UnsafeMutableRawBufferPointer, length: Int, rtcp: Bool,
+                           protecting: Bool) throws(SRTPError) -> Int {
+        if rtcp {
+            try checkRTCP(buffer, length: length, trailer: protecting ? 0 : suite.rtcpOverhead)
+        } else {
+            try checkRTP(buffer, length: length, tag: protecting ? 0 : suite.rtpOverhead)
+        }
+        if protecting { try checkRoom(buffer, length: length) }
         var n = Int32(length)
         try Self.check(function(session, buffer.baseAddress, &n), length: length)
         return Int(n)

@@ -35,15 +35,13 @@ extension SRTPContext {
     /// ``isRTCP(_:length:)``); returns its new length, or nil (counted as a protect failure).
     public mutating func protect(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
                                  counting statistics: inout SRTPStatistics) -> Int? {
-        do throws(SRTPError) {
-            let n = Self.isRTCP(buffer, length: length) ? try protectRTCP(buffer, length: length)
-                : try protectRTP(buffer, length: length)
-            statistics.protected += 1
-            return n
-        } catch {
+        let rtcp = Self.isRTCP(buffer, length: length)
+        guard let n = try? rtcp ? protectRTCP(buffer, length: length) : protectRTP(buffer, length: length) else {
             statistics.protectFailures += 1
             return nil
         }
+        statistics.protected += 1
+        return n
     }
 
     /// Verifies and decrypts the SRTP or SRTCP datagram in `buffer[0..<length]` in place;

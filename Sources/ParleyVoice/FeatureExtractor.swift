@@ -229,45 +229,14 @@ struct FeatureExtractor {
     /// Analyses the completed hop: fills `buffers.inputs` (and so `buffers.features`) and
     /// returns the evidence.
     mutating func analyse() -> FrameEvidence {
-        let b = buffers
         var s = state
         defer { state = s }
         s.filled = 0
-        let w = b.window
-        let n = FrontEnd.window
-
-        // Level of the newest 10 ms.
-        var e: Float = 0
-        for i in (n - FrontEnd.hop)..<n { e += w[i] * w[i] }
-        let frameEnergy = e / Float(FrontEnd.hop)
-        if frameEnergy < FrontEnd.digitalSilencePower {
-            s.sinceSilence = 0
-            (w).update(from: w + FrontEnd.hop, count: n - FrontEnd.hop)
-            s.frameIndex += 1
-            var silent = FrameEvidence()
-            silent.isDigitalSilence = true
-            if s.fed > 0 {      // the 300-4000 Hz floor of the last analysed hop (bands 1...8)
-                var floor: Float = 0
-                for band in 1...8 { floor += b.noise[band] }
-                silent.noiseFloorDbov = decibels(floor)
-            }
-            return silent
-        }
+        let frameEnergy = newestHopPower()
+        if frameEnergy < FrontEnd.digitalSilencePower { return digitalSilence(&s) }
         s.sinceSilence = min(s.sinceSilence + 1, 1_000)
 
-        // Spectrum of the last 32 ms.
-        fft512.forward(w, windowedBy: b.hann, re: b.re, im: b.im)
-        // Scale so that the band powers add up to the mean square of a stationary signal.
-        let scale: Float = 2 / (Float(n) * 192)    // sum of hann^2 over 512 = 192
-        for k in 0..<FrontEnd.bins {
-            b.power[k] = (b.re[k] * b.re[k] + b.im[k] * b.im[k]) * scale
-        }
-
-        // Band powers, minimum-statistics noise floor, band SNRs.
-        var total: Float = 0
-        var low: Float = 0
-        let edges = b.bandEdges
-        for k in 1..<edges[0] { low += b.power[k] }
+        powerSpectrum()
         s.warm = min(s.warm + 1, 1_000)
         // The first hops see a window still padded with zeros (at the start, or after digital
         // silence): they neither seed nor feed the minimum statistics (a low minimum would
@@ -275,50 +244,144 @@ struct FeatureExtractor {
         let startup = s.warm <= FrontEnd.startupFrames
         let feeds = !startup && s.sinceSilence > FrontEnd.startupFrames
         if feeds { s.fed = min(s.fed + 1, 1_000) }
+        let bands = bandLevels(feeds: feeds, &s)
+        melLevels(feeds: feeds, &s)
+        let speechSNR = min(max(decibels((bands.speechPower + FrontEnd.powerFloor) / bands.speechNoise), 0), 60)
+        let lowShare = min(max(decibels((bands.low + FrontEnd.powerFloor)
+                                        / (bands.low + bands.total + FrontEnd.powerFloor)), -60), 0)
+        let (flatness, flux) = flatnessAndFlux(startup: startup)
+        let (harm, lag) = harmonicity()
+        let pitchLag = Float(lag)
+        var pitchChange: Float = 1
+        if lag > 0 && s.previousLag > 0 {
+            pitchChange = min(abs(fastLog2(pitchLag / s.previousLag)), 1)
+        }
+        s.previousLag = harm > 0.3 ? pitchLag : 0
+        cepstrum()
+        let (modBand, modFast) = modulation(speechPower: bands.speechPower, speechNoise: bands.speechNoise,
+                                            speechSNR: speechSNR, startup: startup, &s)
+        longHorizonContext(speechSNR: speechSNR, harm: harm, flux: flux, flatness: flatness,
+                           pitchChange: pitchChange, &s)
+
+        let f = buffers.features
+        f[VADFeature.speechSNR.rawValue] = speechSNR
+        f[VADFeature.flatness.rawValue] = flatness
+        f[VADFeature.flux.rawValue] = flux
+        f[VADFeature.harmonicity.rawValue] = harm
+        f[VADFeature.pitchChange.rawValue] = pitchChange
+        f[VADFeature.lowFrequencyShare.rawValue] = lowShare
+        f[VADFeature.modulation2to8Hz.rawValue] = modBand
+        f[VADFeature.modulationFast.rawValue] = modFast
+        slideWindow(&s)
+        return FrameEvidence(energyDbov: decibels(frameEnergy + FrontEnd.powerFloor),
+                             noiseFloorDbov: decibels(bands.speechNoise), snrDb: speechSNR,
+                             harmonicity: harm, modulationDb: modBand, flatness: flatness, flux: flux)
+    }
+
+    /// Mean square of the newest 10 ms.
+    @inline(__always)
+    private func newestHopPower() -> Float {
+        let w = buffers.window
+        var e: Float = 0
+        for i in (FrontEnd.window - FrontEnd.hop)..<FrontEnd.window { e += w[i] * w[i] }
+        return e / Float(FrontEnd.hop)
+    }
+
+    /// Moves the analysis window on by one hop.
+    @inline(__always)
+    private func slideWindow(_ s: inout FrontEndState) {
+        let w = buffers.window
+        w.update(from: w + FrontEnd.hop, count: FrontEnd.window - FrontEnd.hop)
+        s.frameIndex += 1
+    }
+
+    /// A digitally silent hop: not analysed, no tracker changes; the evidence carries the
+    /// 300-4000 Hz noise floor of the last analysed hop (bands 1...8).
+    @inline(__always)
+    private func digitalSilence(_ s: inout FrontEndState) -> FrameEvidence {
+        s.sinceSilence = 0
+        slideWindow(&s)
+        var silent = FrameEvidence()
+        silent.isDigitalSilence = true
+        if s.fed > 0 {
+            var floor: Float = 0
+            for band in 1...8 { floor += buffers.noise[band] }
+            silent.noiseFloorDbov = decibels(floor)
+        }
+        return silent
+    }
+
+    /// The power spectrum of the last 32 ms into `buffers.power`, scaled so that the band powers
+    /// add up to the mean square of a stationary signal.
+    @inline(__always)
+    private func powerSpectrum() {
+        let b = buffers
+        fft512.forward(b.window, windowedBy: b.hann, re: b.re, im: b.im)
+        let scale: Float = 2 / (Float(FrontEnd.window) * 192)    // sum of hann^2 over 512 = 192
+        for k in 0..<FrontEnd.bins {
+            b.power[k] = (b.re[k] * b.re[k] + b.im[k] * b.im[k]) * scale
+        }
+    }
+
+    /// Sums of the band powers of the current spectrum.
+    struct BandSums {
+        /// All ten bands (150 Hz to 8 kHz).
+        var total: Float = 0
+        /// Below 150 Hz (bins 1 to 4).
+        var low: Float = 0
+        /// The speech bands 1...8 (300-4000 Hz) and their noise floors.
+        var speechPower: Float = 0, speechNoise: Float = 0
+    }
+
+    /// Band powers, their minimum-statistics noise floors (fed when `feeds`) and the band SNR
+    /// features; leaves each band's level (dB) in `bandScratch[12...]` for the cepstrum.
+    @inline(__always)
+    private func bandLevels(feeds: Bool, _ s: inout FrontEndState) -> BandSums {
+        let b = buffers
+        var sums = BandSums()
+        let edges = b.bandEdges
+        for k in 1..<edges[0] { sums.low += b.power[k] }
         let tracked = s.fed                                   // frames fed to the tracker so far
         let newSubWindow = feeds && s.minCounter == FrontEnd.subWindowFrames - 1
-        var speechPower: Float = 0, speechNoise: Float = 0
+        // Sub-window minima written so far (slot j is written at the end of fed frame 25(j+1)).
+        let filledSubs = min(max(tracked - 1, 0) / FrontEnd.subWindowFrames, FrontEnd.subWindows)
         // Per band, the two arguments of `decibels` (SNR ratio, level) are collected and their logs
         // taken four bands at a time afterwards (the same values as one `decibels` per band).
         let ratio = b.bandScratch, lb = b.bandScratch + 12
-        do {
-            for band in 0..<FrontEnd.bandCount {
-                var p: Float = 0
-                for k in edges[band]..<edges[band + 1] { p += b.power[k] }
-                b.bandPower[band] = p
-                total += p
-                var floor = p
-                let subs = b.subMins + band * FrontEnd.subWindows
-                // Sub-window minima written so far (slot j is written at the end of fed frame 25(j+1)).
-                let filledSubs = min(max(tracked - 1, 0) / FrontEnd.subWindowFrames, FrontEnd.subWindows)
-                if feeds {
-                    let sm = tracked == 1 ? p : 0.7 * b.smoothed[band] + 0.3 * p
-                    b.smoothed[band] = sm
-                    let cm = s.minCounter == 0 ? sm : min(b.currentMin[band], sm)
-                    b.currentMin[band] = cm
-                    floor = cm
-                    for j in 0..<filledSubs { floor = min(floor, subs[j]) }
-                    if newSubWindow { subs[s.minSlot] = cm }
-                } else if tracked > 0 {
-                    floor = b.currentMin[band]
-                    for j in 0..<filledSubs { floor = min(floor, subs[j]) }
-                }
-                let nfl = floor * FrontEnd.noiseBias + FrontEnd.powerFloor
-                b.noise[band] = nfl
-                ratio[band] = (p + FrontEnd.powerFloor) / nfl
-                lb[band] = p + FrontEnd.powerFloor
-                if band >= 1 && band <= 8 { speechPower += p; speechNoise += nfl }
+        for band in 0..<FrontEnd.bandCount {
+            var p: Float = 0
+            for k in edges[band]..<edges[band + 1] { p += b.power[k] }
+            b.bandPower[band] = p
+            sums.total += p
+            var floor = p
+            let subs = b.subMins + band * FrontEnd.subWindows
+            if feeds {
+                let sm = tracked == 1 ? p : 0.7 * b.smoothed[band] + 0.3 * p
+                b.smoothed[band] = sm
+                let cm = s.minCounter == 0 ? sm : min(b.currentMin[band], sm)
+                b.currentMin[band] = cm
+                floor = cm
+                for j in 0..<filledSubs { floor = min(floor, subs[j]) }
+                if newSubWindow { subs[s.minSlot] = cm }
+            } else if tracked > 0 {
+                floor = b.currentMin[band]
+                for j in 0..<filledSubs { floor = min(floor, subs[j]) }
             }
-            let raw = UnsafeMutableRawPointer(b.bandScratch)
-            var o = 0
-            while o < 24 * 4 {      // 10 ratios and 10 levels, each padded to 12
-                let v = raw.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                raw.storeBytes(of: 3.0102999566 * fastLog2x4(v), toByteOffset: o, as: SIMD4<Float>.self)
-                o += 16
-            }
-            for band in 0..<FrontEnd.bandCount {
-                b.features[VADFeature.band0SNR.rawValue + band] = min(max(ratio[band], 0), 60)
-            }
+            let nfl = floor * FrontEnd.noiseBias + FrontEnd.powerFloor
+            b.noise[band] = nfl
+            ratio[band] = (p + FrontEnd.powerFloor) / nfl
+            lb[band] = p + FrontEnd.powerFloor
+            if band >= 1 && band <= 8 { sums.speechPower += p; sums.speechNoise += nfl }
+        }
+        let raw = UnsafeMutableRawPointer(b.bandScratch)
+        var o = 0
+        while o < 24 * 4 {      // 10 ratios and 10 levels, each padded to 12
+            let v = raw.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            raw.storeBytes(of: 3.0102999566 * fastLog2x4(v), toByteOffset: o, as: SIMD4<Float>.self)
+            o += 16
+        }
+        for band in 0..<FrontEnd.bandCount {
+            b.features[VADFeature.band0SNR.rawValue + band] = min(max(ratio[band], 0), 60)
         }
         if newSubWindow {
             s.minSlot = (s.minSlot + 1) % FrontEnd.subWindows
@@ -326,21 +389,22 @@ struct FeatureExtractor {
         } else if feeds {
             s.minCounter += 1
         }
-        melLevels(feeds: feeds, &s)
-        let speechSNR = min(max(decibels((speechPower + FrontEnd.powerFloor) / speechNoise), 0), 60)
-        let lowShare = min(max(decibels((low + FrontEnd.powerFloor) / (low + total + FrontEnd.powerFloor)), -60), 0)
+        return sums
+    }
 
-        // Flatness and flux over 300-4000 Hz (natural-log units).
+    /// Spectral flatness and flux over 300-4000 Hz (natural-log units); keeps this frame's log
+    /// spectrum for the next flux. The flux is 0 while `startup`.
+    @inline(__always)
+    private func flatnessAndFlux(startup: Bool) -> (flatness: Float, flux: Float) {
+        let b = buffers
         // The logs four bins at a time into `logPower` (bins 8..<128, a whole number of SIMD4
         // blocks over 10..<128), then the sums in the scalar order.
-        do {
-            let pw = UnsafeRawPointer(b.power), lp = UnsafeMutableRawPointer(b.logPower)
-            var k = 8
-            while k < FrontEnd.speechHigh {
-                let p = pw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self) + FrontEnd.powerFloor
-                lp.storeBytes(of: fastLog2x4(p) * 0.6931472, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-                k += 4
-            }
+        let pw = UnsafeRawPointer(b.power), lp = UnsafeMutableRawPointer(b.logPower)
+        var k = 8
+        while k < FrontEnd.speechHigh {
+            let p = pw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self) + FrontEnd.powerFloor
+            lp.storeBytes(of: fastLog2x4(p) * 0.6931472, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            k += 4
         }
         var sumLog: Float = 0, sumP: Float = 0, flux: Float = 0
         for k in FrontEnd.speechLow..<FrontEnd.speechHigh {
@@ -354,22 +418,25 @@ struct FeatureExtractor {
         }
         let speechBins = Float(FrontEnd.speechHigh - FrontEnd.speechLow)
         let flatness = sumLog / speechBins - fastLog2(sumP / speechBins) * 0.6931472
-        flux = startup ? 0 : min(flux / speechBins, 10)
+        return (flatness, startup ? 0 : min(flux / speechBins, 10))
+    }
 
-        // Harmonicity: autocorrelation at 8 kHz of the 150-4000 Hz magnitude spectrum.
-        do {
-            let pw = UnsafeRawPointer(b.power), mag = UnsafeMutableRawPointer(b.re)
-            b.re.update(repeating: 0, count: FrontEnd.harmLow)
-            b.im.update(repeating: 0, count: 129)
-            var k = FrontEnd.harmLow      // 5..<129 in SIMD4 blocks, then bin 128 back to 0
-            while k < 129 {
-                let p = pw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-                let r = p.replacing(with: 0, where: .!(p .> 0)).squareRoot()   // root(): max(p, 0)
-                mag.storeBytes(of: r, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-                k += 4
-            }
-            b.re[128] = 0
+    /// Harmonicity in [0, 1] and its lag (0 when none): the highest normalised autocorrelation
+    /// peak, at 8 kHz lags 20...128, of the 150-4000 Hz magnitude spectrum.
+    @inline(__always)
+    private func harmonicity() -> (harm: Float, lag: Int) {
+        let b = buffers
+        let pw = UnsafeRawPointer(b.power), mag = UnsafeMutableRawPointer(b.re)
+        b.re.update(repeating: 0, count: FrontEnd.harmLow)
+        b.im.update(repeating: 0, count: 129)
+        var k = FrontEnd.harmLow      // 5..<129 in SIMD4 blocks, then bin 128 back to 0
+        while k < 129 {
+            let p = pw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let r = p.replacing(with: 0, where: .!(p .> 0)).squareRoot()   // root(): max(p, 0)
+            mag.storeBytes(of: r, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            k += 4
         }
+        b.re[128] = 0
         fft256.inverse(re: b.re, im: b.im, output: b.acf, count: FrontEnd.maxLag + 1)   // lags 0...128 used
         var harm: Float = 0
         var lag = 0
@@ -396,25 +463,27 @@ struct FeatureExtractor {
                 }
             }
         }
-        harm = min(max(harm, 0), 1)
-        let pitchLag = Float(lag)
-        var pitchChange: Float = 1
-        if lag > 0 && s.previousLag > 0 {
-            pitchChange = min(abs(fastLog2(pitchLag / s.previousLag)), 1)
-        }
-        s.previousLag = harm > 0.3 ? pitchLag : 0
+        return (min(max(harm, 0), 1), lag)
+    }
 
-        // Cepstral shape of the log band energies (DCT-II, coefficients 1-4).
-        do {
-            for c in 1...4 {
-                var acc: Float = 0
-                let row = b.dct + (c - 1) * 10
-                for band in 0..<FrontEnd.bandCount { acc += lb[band] * row[band] }
-                b.features[VADFeature.cepstrum1.rawValue + c - 1] = acc
-            }
+    /// Cepstral shape of the log band energies (DCT-II, coefficients 1-4) into the features.
+    @inline(__always)
+    private func cepstrum() {
+        let b = buffers
+        let lb = b.bandScratch + 12
+        for c in 1...4 {
+            var acc: Float = 0
+            let row = b.dct + (c - 1) * 10
+            for band in 0..<FrontEnd.bandCount { acc += lb[band] * row[band] }
+            b.features[VADFeature.cepstrum1.rawValue + c - 1] = acc
         }
+    }
 
-        // Modulation of the speech-band log envelope (floored at the noise so noise is flat).
+    /// Modulation of the speech-band log envelope (floored at the noise so noise is flat): the
+    /// 2-8 Hz band and the frame-to-frame change, as decibels of their running mean squares.
+    @inline(__always)
+    private func modulation(speechPower: Float, speechNoise: Float, speechSNR: Float, startup: Bool,
+                            _ s: inout FrontEndState) -> (band: Float, fast: Float) {
         let envelope = decibels(max(speechPower, 2 * speechNoise))
         if startup {   // start the envelope filters from the first full window, without a step
             s.envBP = BiquadState(x1: envelope, x2: envelope, y1: 0, y2: 0)
@@ -428,20 +497,23 @@ struct FeatureExtractor {
         let fast = envelope - s.previousEnvelope
         s.previousEnvelope = envelope
         // Tau 0.5 s; 50 ms while the speech band is at its noise floor (bounded memory after speech).
-        let atFloor = speechSNR < 3
-        let modRate: Float = atFloor ? 0.2 : 0.02
+        let modRate: Float = speechSNR < 3 ? 0.2 : 0.02
         s.modBandEMA += modRate * (min(y * y, 2_500) - s.modBandEMA)
         s.modFastEMA += modRate * (min(fast * fast, 2_500) - s.modFastEMA)
-        let modBand = decibels(s.modBandEMA + 0.01)
-        let modFast = decibels(s.modFastEMA + 0.01)
+        return (decibels(s.modBandEMA + 0.01), decibels(s.modFastEMA + 0.01))
+    }
 
-        // Longer-horizon context.
+    /// Longer-horizon context: running means of SNR, voicing, flux, flatness and pitch change
+    /// over 0.1-1 s and the maximum harmonicity over 300 ms, into the features.
+    @inline(__always)
+    private func longHorizonContext(speechSNR: Float, harm: Float, flux: Float, flatness: Float,
+                                    pitchChange: Float, _ s: inout FrontEndState) {
+        let b = buffers
         s.snr100 += 0.1 * (speechSNR - s.snr100)
         // Tau 1 s; 0.1 s while the speech band is at its noise floor.
-        let snrRate: Float = atFloor ? 0.1 : 0.01
+        let snrRate: Float = speechSNR < 3 ? 0.1 : 0.01
         s.snr1s += snrRate * (speechSNR - s.snr1s)
         s.snrSq1s += snrRate * (speechSNR * speechSNR - s.snrSq1s)
-        let snrDev = root(s.snrSq1s - s.snr1s * s.snr1s)
         s.harm200 += 0.05 * (harm - s.harm200)
         s.voiced1s += 0.01 * ((harm > 0.45 && speechSNR > 3 ? 1 : 0) - s.voiced1s)
         s.flux300 += 0.033 * (flux - s.flux300)
@@ -453,31 +525,15 @@ struct FeatureExtractor {
         for i in 0..<FrontEnd.harmRing { harmMax = max(harmMax, b.harmRing[i]) }
 
         let f = b.features
-        f[VADFeature.speechSNR.rawValue] = speechSNR
-        f[VADFeature.flatness.rawValue] = flatness
-        f[VADFeature.flux.rawValue] = flux
-        f[VADFeature.harmonicity.rawValue] = harm
-        f[VADFeature.pitchChange.rawValue] = pitchChange
-        f[VADFeature.lowFrequencyShare.rawValue] = lowShare
-        f[VADFeature.modulation2to8Hz.rawValue] = modBand
-        f[VADFeature.modulationFast.rawValue] = modFast
         f[VADFeature.speechSNRMean100ms.rawValue] = s.snr100
         f[VADFeature.speechSNRMean1s.rawValue] = s.snr1s
-        f[VADFeature.speechSNRDeviation1s.rawValue] = snrDev
+        f[VADFeature.speechSNRDeviation1s.rawValue] = root(s.snrSq1s - s.snr1s * s.snr1s)
         f[VADFeature.harmonicityMean200ms.rawValue] = s.harm200
         f[VADFeature.harmonicityMax300ms.rawValue] = harmMax
         f[VADFeature.voicedShare1s.rawValue] = s.voiced1s
         f[VADFeature.fluxMean300ms.rawValue] = s.flux300
         f[VADFeature.flatnessMean300ms.rawValue] = s.flat300
         f[VADFeature.pitchChangeMean300ms.rawValue] = s.pitch300
-
-        // Slide the analysis window by one hop.
-        (w).update(from: w + FrontEnd.hop, count: n - FrontEnd.hop)
-        s.frameIndex += 1
-
-        return FrameEvidence(energyDbov: decibels(frameEnergy + FrontEnd.powerFloor),
-                             noiseFloorDbov: decibels(speechNoise), snrDb: speechSNR,
-                             harmonicity: harm, modulationDb: modBand, flatness: flatness, flux: flux)
     }
 }
 

@@ -111,6 +111,19 @@ final class RealFFT {
             xr = ur - tr; xi = ui - ti
             ur = ur + tr; ui = ui + ti
         }
+        // Four complex points at byte offset `o` of (zr, zi); twiddles at byte offset `o` of the tables.
+        @inline(__always) func points(_ o: Int) -> (SIMD4<Float>, SIMD4<Float>) {
+            (rr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self),
+             ri.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self))
+        }
+        @inline(__always) func storePoints(_ vr: SIMD4<Float>, _ vi: SIMD4<Float>, _ o: Int) {
+            rr.storeBytes(of: vr, toByteOffset: o, as: SIMD4<Float>.self)
+            ri.storeBytes(of: vi, toByteOffset: o, as: SIMD4<Float>.self)
+        }
+        @inline(__always) func twiddle(_ o: Int) -> (SIMD4<Float>, SIMD4<Float>) {
+            (cr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self),
+             sign * sr.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self))
+        }
         // Pairs of stages h and 2h (h = 4, 16, 64, ...) fused: within each group of 4h points the
         // four SIMD4 vectors at j, h + j, 2h + j, 3h + j (j a multiple of 4) only meet each other
         // in those two stages: stage h pairs (0, 1) and (2, 3) with twiddle j of stage h, stage 2h
@@ -123,32 +136,17 @@ final class RealFFT {
                 while j < h {
                     let o0 = (g + j) * 4, o1 = o0 + h * 4, o2 = o0 + 2 * h * 4, o3 = o0 + 3 * h * 4
                     let wh = (h - 1 + j) * 4, w2a = (2 * h - 1 + j) * 4, w2b = (3 * h - 1 + j) * 4
-                    var v0r = rr.loadUnaligned(fromByteOffset: o0, as: SIMD4<Float>.self)
-                    var v1r = rr.loadUnaligned(fromByteOffset: o1, as: SIMD4<Float>.self)
-                    var v2r = rr.loadUnaligned(fromByteOffset: o2, as: SIMD4<Float>.self)
-                    var v3r = rr.loadUnaligned(fromByteOffset: o3, as: SIMD4<Float>.self)
-                    var v0i = ri.loadUnaligned(fromByteOffset: o0, as: SIMD4<Float>.self)
-                    var v1i = ri.loadUnaligned(fromByteOffset: o1, as: SIMD4<Float>.self)
-                    var v2i = ri.loadUnaligned(fromByteOffset: o2, as: SIMD4<Float>.self)
-                    var v3i = ri.loadUnaligned(fromByteOffset: o3, as: SIMD4<Float>.self)
-                    let whr = cr.loadUnaligned(fromByteOffset: wh, as: SIMD4<Float>.self)
-                    let whi = sign * sr.loadUnaligned(fromByteOffset: wh, as: SIMD4<Float>.self)
+                    var (v0r, v0i) = points(o0), (v1r, v1i) = points(o1)
+                    var (v2r, v2i) = points(o2), (v3r, v3i) = points(o3)
+                    let (whr, whi) = twiddle(wh)
                     butterfly(&v0r, &v0i, &v1r, &v1i, whr, whi)
                     butterfly(&v2r, &v2i, &v3r, &v3i, whr, whi)
-                    let war = cr.loadUnaligned(fromByteOffset: w2a, as: SIMD4<Float>.self)
-                    let wai = sign * sr.loadUnaligned(fromByteOffset: w2a, as: SIMD4<Float>.self)
+                    let (war, wai) = twiddle(w2a)
                     butterfly(&v0r, &v0i, &v2r, &v2i, war, wai)
-                    let wbr = cr.loadUnaligned(fromByteOffset: w2b, as: SIMD4<Float>.self)
-                    let wbi = sign * sr.loadUnaligned(fromByteOffset: w2b, as: SIMD4<Float>.self)
+                    let (wbr, wbi) = twiddle(w2b)
                     butterfly(&v1r, &v1i, &v3r, &v3i, wbr, wbi)
-                    rr.storeBytes(of: v0r, toByteOffset: o0, as: SIMD4<Float>.self)
-                    rr.storeBytes(of: v1r, toByteOffset: o1, as: SIMD4<Float>.self)
-                    rr.storeBytes(of: v2r, toByteOffset: o2, as: SIMD4<Float>.self)
-                    rr.storeBytes(of: v3r, toByteOffset: o3, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: v0i, toByteOffset: o0, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: v1i, toByteOffset: o1, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: v2i, toByteOffset: o2, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: v3i, toByteOffset: o3, as: SIMD4<Float>.self)
+                    storePoints(v0r, v0i, o0); storePoints(v1r, v1i, o1)
+                    storePoints(v2r, v2i, o2); storePoints(v3r, v3i, o3)
                     j += 4
                 }
                 g += 4 * h
@@ -162,17 +160,10 @@ final class RealFFT {
                 var j = 0
                 while j < h {
                     let oa = (start + j) * 4, ob = (start + h + j) * 4, ow = (h - 1 + j) * 4
-                    let wr = cr.loadUnaligned(fromByteOffset: ow, as: SIMD4<Float>.self)
-                    let wi = sign * sr.loadUnaligned(fromByteOffset: ow, as: SIMD4<Float>.self)
-                    var xr = rr.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                    var xi = ri.loadUnaligned(fromByteOffset: ob, as: SIMD4<Float>.self)
-                    var ur = rr.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
-                    var ui = ri.loadUnaligned(fromByteOffset: oa, as: SIMD4<Float>.self)
+                    let (wr, wi) = twiddle(ow)
+                    var (xr, xi) = points(ob), (ur, ui) = points(oa)
                     butterfly(&ur, &ui, &xr, &xi, wr, wi)
-                    rr.storeBytes(of: xr, toByteOffset: ob, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: xi, toByteOffset: ob, as: SIMD4<Float>.self)
-                    rr.storeBytes(of: ur, toByteOffset: oa, as: SIMD4<Float>.self)
-                    ri.storeBytes(of: ui, toByteOffset: oa, as: SIMD4<Float>.self)
+                    storePoints(xr, xi, ob); storePoints(ur, ui, oa)
                     j += 4
                 }
                 start += 2 * h

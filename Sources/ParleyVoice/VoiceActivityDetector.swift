@@ -274,32 +274,18 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
         // Hot loop on locals: the hop's slot in the analysis window, its fill count and the
         // non-finite count are written back before each frame's analysis.
-        let hop = FrontEnd.hop
-        let slot = extractor.buffers.window + (FrontEnd.window - hop)
+        let slot = extractor.buffers.window + (FrontEnd.window - FrontEnd.hop)
         var filled = extractor.state.filled
         var bad = 0
+        guard let src = samples.baseAddress else { return }
+        let n = samples.count
         if resampler == nil {
-            var i = 0
-            let n = samples.count
-            guard let src = samples.baseAddress else { return }
-            while i < n {
-                let take = min(hop - filled, n - i)
-                bad += sanitize(src + i, slot + filled, take)
-                filled += take
-                i += take
-                if filled == hop {
-                    extractor.state.filled = 0
-                    filled = 0
-                    frame(onFrame)
-                }
-            }
+            bad = feedHops(src, n, into: slot, filled: &filled, onFrame, copy: sanitize)
         } else {
             // Blocks: sanitise into the resampler's input, resample, then hand the outputs to
             // the hop slot, analysing each hop as it completes.
             let dst = resampleInput, out = resampleOutput
             var i = 0
-            let n = samples.count
-            guard let src = samples.baseAddress else { return }
             while i < n {
                 let take = min(Self.resampleBlock, n - i)
                 bad += sanitize(src + i, dst, take)
@@ -307,22 +293,39 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
                 // Mono blocks of at most maxInputFrames into a buffer sized by maxOutputFrames
                 // in init: the resampler cannot refuse them.
                 let produced = try! resampler!.process(UnsafeBufferPointer(start: dst, count: take), into: out)
-                var o = 0
-                while o < produced {
-                    let m = min(hop - filled, produced - o)
-                    (slot + filled).update(from: out.baseAddress! + o, count: m)
-                    filled += m
-                    o += m
-                    if filled == hop {
-                        extractor.state.filled = 0
-                        filled = 0
-                        frame(onFrame)
-                    }
+                _ = feedHops(out.baseAddress!, produced, into: slot, filled: &filled, onFrame) { from, to, m in
+                    to.update(from: from, count: m)
+                    return 0
                 }
             }
         }
         extractor.state.filled = filled
         nonFinite += bad
+    }
+
+    /// Moves `count` samples from `src` into `slot` (the hop's place in the analysis window)
+    /// with `copy` (which returns how many it found non-finite), analysing each hop as it
+    /// completes; `filled` is the slot's fill count. Returns the non-finite count.
+    @inline(__always)
+    private func feedHops(_ src: UnsafePointer<Float>, _ count: Int, into slot: UnsafeMutablePointer<Float>,
+                          filled: inout Int,
+                          _ onFrame: (Int, Float, VADEvidence) -> Void,
+                          copy: (UnsafePointer<Float>, UnsafeMutablePointer<Float>, Int) -> Int) -> Int {
+        let hop = FrontEnd.hop
+        var bad = 0
+        var i = 0
+        while i < count {
+            let take = min(hop - filled, count - i)
+            bad += copy(src + i, slot + filled, take)
+            filled += take
+            i += take
+            if filled == hop {
+                extractor.state.filled = 0
+                filled = 0
+                frame(onFrame)
+            }
+        }
+        return bad
     }
 
     private func frame(_ onFrame: (Int, Float, VADEvidence) -> Void) {

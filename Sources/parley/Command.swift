@@ -22,6 +22,20 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
+/// Runs the body of subcommand `name`: a usage error is printed with the pointer to its help
+/// (exit status 2), any other error as it is (exit status 1).
+func runReportingErrors(_ name: String, _ body: () throws -> Int32) -> Int32 {
+    do {
+        return try body()
+    } catch let e as ArgumentScanner.UsageError {
+        printError("parley \(name): \(e)\nRun 'parley \(name) --help' for usage.")
+        return ExitStatus.usage
+    } catch {
+        printError("parley \(name): \(error)")
+        return ExitStatus.failure
+    }
+}
+
 /// Dispatches `argv` to the named subcommand; handles `--help`, `help CMD` and `--version`.
 func runCLI(_ argv: [String], commands: [Command]) -> Int32 {
     let args = Array(argv.dropFirst())

@@ -4,6 +4,7 @@
 
 import Foundation
 import ParleyCall
+import ParleyCore
 import ParleyMedia
 import ParleyDetect
 
@@ -355,13 +356,7 @@ func tsvEscape(_ s: String) -> String {
     guard s.contains(where: { $0 == "\\" || $0 == "\t" || $0 == "\n" || $0 == "\r" }) else { return s }
     var out = ""
     for c in s.unicodeScalars {
-        switch c {
-        case "\\": out += "\\\\"
-        case "\t": out += "\\t"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        default: out.unicodeScalars.append(c)
-        }
+        if let escaped = backslashEscape(c) { out += escaped } else { out.unicodeScalars.append(c) }
     }
     return out
 }

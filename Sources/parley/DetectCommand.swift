@@ -309,29 +309,67 @@ func runDetect(_ args: [String]) -> Int32 {
     if let meetings {
         requests = meetings.flatMap { DetectJob($0, invocation: inv).requests }
     } else {
-        let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
-        let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
-        let inputs = queue.all()
-        if let e = queue.listError {
-            printError("parley detect: \(e)")
+        do throws(DetectOutputError) {
+            requests = try detectFileRequests(inv, list: list)
+        } catch {
+            printError("parley detect: \(error.message)")
             return ExitStatus.failure
-        }
-        let names = uniqueParticipantNames(inputs.map(\.path))
-        requests = zip(inputs, names).map { input, name in
-            OfflineDetectionRequest(path: input.path, participant: name,
-                                    offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown,
-                                    fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
-                                    rawFormat: input.isStandardInput ? inv.inputFormat : nil)
         }
     }
 
     let framesDirectory: String? = inv.format == .frames ? makeTemporaryDirectory() : nil
     defer { if let d = framesDirectory { try? FileManager.default.removeItem(atPath: d) } }
+    let outcomes = analyseDetectRequests(requests, jobs: inv.jobs, framesDirectory: framesDirectory,
+                                         namesParticipants: meetings != nil)
+    var status = ExitStatus.success
+    for o in outcomes {
+        switch o {
+        case let .analysed(a):
+            for issue in a.issues { printError("parley detect: \(a.request.path): \(issue)") }
+            if !a.isComplete { status = ExitStatus.failure }
+        case let .failed(path, error):
+            printError("parley detect: \(path): \(error.message)")
+            status = ExitStatus.failure
+        }
+    }
 
-    let namesParticipants = meetings != nil
+    let (recordings, counts) = detectRecordings(outcomes, inv, meetings: meetings)
+    do {
+        let frameParts = framesDirectory.map { d in outcomes.indices.map { d + "/\($0).csv" } } ?? []
+        try writeDetectResult(recordings, frameParts: frameParts, inv)
+    } catch {
+        printError("parley detect: \(error)")
+        return ExitStatus.failure
+    }
+    if inv.isBatch { printError(counts.line(wallSeconds: Date().timeIntervalSince(start))) }
+    return status
+}
+
+/// The requests for the files named on the command line and in the list, each participant named
+/// after its file's stem (made unique). Throws the list's error, once the list is read.
+private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?) throws(DetectOutputError)
+    -> [OfflineDetectionRequest] {
+    let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
+    let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
+    let inputs = queue.all()
+    if let e = queue.listError { throw DetectOutputError(message: "\(e)") }
+    let names = uniqueParticipantNames(inputs.map(\.path))
+    return zip(inputs, names).map { input, name in
+        OfflineDetectionRequest(path: input.path, participant: name,
+                                offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown,
+                                fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
+                                rawFormat: input.isStandardInput ? inv.inputFormat : nil)
+    }
+}
+
+/// Analyses `requests` on `jobs` threads with a progress line on a terminal; with
+/// `framesDirectory`, request `i`'s frame rows go to `framesDirectory/i.csv`.
+private func analyseDetectRequests(_ requests: [OfflineDetectionRequest], jobs: Int, framesDirectory: String?,
+                                   namesParticipants: Bool) -> [DetectFileOutcome] {
     let weights = requests.map { fileWeight($0.path) }
     let progress = DetectProgress(total: requests.count, totalWeight: weights.reduce(0, +), enabled: isatty(STDERR_FILENO) == 1)
-    let outcomes = runJobs(count: requests.count, jobs: inv.jobs) { i -> DetectFileOutcome in
+    defer { progress.stop() }
+    return runJobs(count: requests.count, jobs: jobs) { i -> DetectFileOutcome in
         let detector = OfflineDetector()
         let request = requests[i]
         var frames: FramesWriter?
@@ -360,63 +398,51 @@ func runDetect(_ args: [String]) -> Int32 {
             return .failed(path: request.path, error: error)
         }
     }
-    progress.stop()
+}
 
-    var status = ExitStatus.success
-    for o in outcomes {
-        switch o {
-        case let .analysed(a):
-            for issue in a.issues { printError("parley detect: \(a.request.path): \(issue)") }
-            if !a.isComplete { status = ExitStatus.failure }
-        case let .failed(path, error):
-            printError("parley detect: \(path): \(error.message)")
-            status = ExitStatus.failure
-        }
-    }
-
-    let recordings: [DetectRecording]
+/// The recordings the outcomes make up (the manifest's meetings, one meeting of all files with
+/// `--meeting`, else one per file) and their counts for the batch line.
+private func detectRecordings(_ outcomes: [DetectFileOutcome], _ inv: DetectInvocation,
+                              meetings: [DetectMeeting]?) -> ([DetectRecording], DetectBatchCounts) {
     var counts = DetectBatchCounts()
-    if let meetings {
-        var rest = outcomes[...]
-        recordings = meetings.map { m in
-            let files = Array(rest.prefix(m.participants.count))
-            rest = rest.dropFirst(m.participants.count)
-            counts.add(files)
-            return DetectRecording(name: m.name, files: files)
-        }
-        counts.noun = "meeting"
-    } else {
-        recordings = inv.meeting
+    guard let meetings else {
+        for o in outcomes { counts.add([o]) }
+        let recordings = inv.meeting
             ? [DetectRecording(name: inv.meetingName, files: outcomes)]
             : outcomes.map { DetectRecording(name: fileStem($0.path), files: [$0]) }
-        for o in outcomes { counts.add([o]) }
+        return (recordings, counts)
     }
+    var rest = outcomes[...]
+    let recordings = meetings.map { m in
+        let files = Array(rest.prefix(m.participants.count))
+        rest = rest.dropFirst(m.participants.count)
+        counts.add(files)
+        return DetectRecording(name: m.name, files: files)
+    }
+    counts.noun = "meeting"
+    return (recordings, counts)
+}
 
-    do {
-        switch inv.format {
-        case .summary: try writeOutput(summaryText(recordings), to: inv.output)
-        case .json: try writeOutput(jsonText(recordings, version: parleyVersion), to: inv.output)
-        case .csv: try writeOutput(csvText(recordings), to: inv.output)
-        case .rttm: try writeOutput(rttmText(recordings), to: inv.output)
-        case .audacity:
-            let tracks = audacityTracks(recordings)
-            if let out = inv.output, tracks.count > 1 {
-                for t in tracks { try writeOutput(t.text, to: audacityPath(output: out, participant: t.participant)) }
-            } else {
-                try writeOutput(tracks.map(\.text).joined(), to: inv.output)
-            }
-        case .frames:
-            try writeFrames(parts: outcomes.indices.map { framesDirectory! + "/\($0).csv" }, to: inv.output)
+/// Writes the result of a run without `--output-dir` to `--output` (standard output without it;
+/// with `--format audacity` and several tracks, one file per participant) and the `--timeline` SVG.
+/// `frameParts` are the files of frame rows, in outcome order (`--format frames`).
+private func writeDetectResult(_ recordings: [DetectRecording], frameParts: [String], _ inv: DetectInvocation) throws {
+    switch inv.format {
+    case .audacity:
+        let tracks = audacityTracks(recordings)
+        if let out = inv.output, tracks.count > 1 {
+            for t in tracks { try writeOutput(t.text, to: audacityPath(output: out, participant: t.participant)) }
+        } else {
+            try writeOutput(tracks.map(\.text).joined(), to: inv.output)
         }
-        if let svgPath = inv.timeline {
-            try writeOutput(timelineSVG(recordings, version: parleyVersion), to: svgPath)
-        }
-    } catch {
-        printError("parley detect: \(error)")
-        return ExitStatus.failure
+    case .frames:
+        try writeFrames(parts: frameParts, to: inv.output)
+    case .summary, .json, .csv, .rttm:
+        try writeOutput(detectResultText(recordings, format: inv.format), to: inv.output)
     }
-    if inv.isBatch { printError(counts.line(wallSeconds: Date().timeIntervalSince(start))) }
-    return status
+    if let svgPath = inv.timeline {
+        try writeOutput(timelineSVG(recordings, version: parleyVersion), to: svgPath)
+    }
 }
 
 // MARK: - Jobs

@@ -20,7 +20,7 @@ let playCommand = Command(
     to check); 2 usage error.
     """,
     run: { args in
-        do {
+        runReportingErrors("play") {
             let s = try ArgumentScanner(args, valued: ["audio", "period-ms", "alsa-config"], flagNames: [])
             guard s.positionals.count == 1 else {
                 throw ArgumentScanner.UsageError(description: s.positionals.isEmpty ? "give the WAV file to play"
@@ -39,29 +39,33 @@ let playCommand = Command(
                          configPath: s.value("alsa-config"))
             }
             return ExitStatus.success
-        } catch let e as ArgumentScanner.UsageError {
-            printError("parley play: \(e)\nRun 'parley play --help' for usage.")
-            return ExitStatus.usage
-        } catch {
-            printError("parley play: \(error)")
-            return ExitStatus.failure
         }
     }
 )
 
-private func openPlayback<S: AudioSample>(_: S.Type, pcm: String, parameters: ALSAParameters,
-                                          configPath: String?) throws(ALSAError) -> ALSAPlayback<S> {
+/// Opens the ALSA PCM `pcm` (for `parley play` and `parley record`), as defined in the file
+/// `configPath` (`--alsa-config`) when given.
+func openALSA<Stream: ALSAPCMStream & ~Copyable>(_: Stream.Type, pcm: String, parameters: ALSAParameters,
+                                                 configPath: String?) throws(ALSAError) -> Stream {
     if let configPath {
         let tree = try ALSAConfigurationTree(contentsOfFile: configPath)
-        return try ALSAPlayback<S>(pcm: pcm, parameters: parameters, configuration: tree)
+        return try Stream(pcm: pcm, parameters: parameters, configuration: tree)
     }
-    return try ALSAPlayback<S>(pcm: pcm, parameters: parameters)
+    return try Stream(pcm: pcm, parameters: parameters)
+}
+
+/// Closes `stream`; returns what the device agreed to and the xruns recovered, for the last line.
+func closeALSA<Stream: ALSAPCMStream & ~Copyable>(_ stream: consuming Stream) throws(ALSAError)
+    -> (setup: ALSAStreamSetup, xruns: XRunCounters) {
+    let setup = stream.setup, xruns = stream.xruns
+    try stream.close()
+    return (setup, xruns)
 }
 
 private func play<S: AudioSample>(_ file: consuming WAVFileProvider<S>, pcm: String, parameters: ALSAParameters,
                                   configPath: String?) throws {
     var provider = file
-    var speaker = try openPlayback(S.self, pcm: pcm, parameters: parameters, configPath: configPath)
+    var speaker = try openALSA(ALSAPlayback<S>.self, pcm: pcm, parameters: parameters, configPath: configPath)
     // Stream the file through one period-sized buffer (nothing is loaded whole).
     var buffer = [S](repeating: .silence, count: speaker.setup.periodFrames * parameters.format.channels)
     var frames = 0
@@ -72,9 +76,7 @@ private func play<S: AudioSample>(_ file: consuming WAVFileProvider<S>, pcm: Str
         frames += n / parameters.format.channels
     }
     try speaker.drain()
-    let xruns = speaker.xruns
-    let setup = speaker.setup
-    try speaker.close()
+    let (setup, xruns) = try closeALSA(speaker)
     printError("played \(String(format: "%.3f", Double(frames) / Double(parameters.format.sampleRate))) s to ALSA PCM "
                + "'\(pcm)' (\(setup)); underruns \(xruns.underruns), suspends \(xruns.suspends)")
 }

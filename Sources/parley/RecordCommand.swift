@@ -55,15 +55,7 @@ let recordCommand = Command(
             printError("parley record: \(error)")
             return ExitStatus.usage
         }
-        do {
-            return try runRecord(scanner)
-        } catch let e as ArgumentScanner.UsageError {
-            printError("parley record: \(e)\nRun 'parley record --help' for usage.")
-            return ExitStatus.usage
-        } catch {
-            printError("parley record: \(error)")
-            return ExitStatus.failure
-        }
+        return runReportingErrors("record") { try runRecord(scanner) }
     }
 )
 
@@ -145,17 +137,10 @@ struct AudioRecordOptions {
     var quiet: Bool
 }
 
-private func openCapture<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) throws(ALSAError) -> ALSACapture<S> {
-    let parameters = ALSAParameters(format: o.format, periodFrames: o.periodFrames)
-    if let path = o.configPath {
-        let tree = try ALSAConfigurationTree(contentsOfFile: path)
-        return try ALSACapture<S>(pcm: o.pcm, parameters: parameters, configuration: tree)
-    }
-    return try ALSACapture<S>(pcm: o.pcm, parameters: parameters)
-}
-
 private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) throws {
-    var mic = try openCapture(S.self, o)
+    var mic = try openALSA(ALSACapture<S>.self, pcm: o.pcm,
+                           parameters: ALSAParameters(format: o.format, periodFrames: o.periodFrames),
+                           configPath: o.configPath)
     var writer = try ParleyMedia.WAVWriter(path: o.output, format: WAVFormat(sampleRate: o.format.sampleRate, channels: o.format.channels,
                                                                  encoding: S.self == Float.self ? .float32 : .int16))
     let total = Int((o.seconds * Double(o.format.sampleRate)).rounded())
@@ -188,9 +173,7 @@ private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) thr
     }
     meter.finish()
     try writer.close()
-    let xruns = mic.xruns
-    let setup = mic.setup
-    try mic.close()
+    let (setup, xruns) = try closeALSA(mic)
     printError("recorded \(String(format: "%.3f", Double(done) / Double(o.format.sampleRate))) s (\(done) samples per channel) "
                + "from ALSA PCM '\(o.pcm)' (\(setup)) to \(o.output); overruns \(xruns.overruns), suspends \(xruns.suspends)")
 }
