@@ -82,7 +82,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleySDP", "CSRTP"], swiftSettings: swiftSettings),
         // ICE (RFC 8445) for WebRTC transports: libnice's agent on a thread of its own.
-        .target(name: "ParleyICE", dependencies: ["ParleyCore", "CNice"], swiftSettings: swiftSettings),
+        .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
@@ -155,7 +155,7 @@ let package = Package(
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],

@@ -4,6 +4,7 @@
 import CNice
 import Dispatch
 import Foundation
+import ParleySDP
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,49 +1,5 @@
 // The values an ICE agent takes and reports: credentials, role, states, events, errors.
 
-/// An ICE agent's username fragment and password (SDP `a=ice-ufrag` and `a=ice-pwd`, RFC 8839
-/// §5.4): the fragment is 4 to 256 characters and the password 22 to 256, of `A-Z a-z 0-9 + /`.
-///
-/// The password is a secret: `description`, `debugDescription` and reflection (`dump`) show it
-/// as `<redacted>`; only ``password`` itself gives it.
-///
-/// Threading: a value type; freely sendable.
-public struct ICECredentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
-    CustomReflectable {
-    /// The username fragment (public: it goes in the SDP and in every check).
-    public let usernameFragment: String
-    /// The password (secret: it keys the checks' MESSAGE-INTEGRITY).
-    public let password: String
-
-    /// Credentials from their two strings.
-    /// - Throws: ``ICEError/malformedCredentials`` when either is out of its length or holds a
-    ///   character other than `A-Z a-z 0-9 + /`.
-    public init(usernameFragment: String, password: String) throws(ICEError) {
-        guard Self.isICEChars(usernameFragment, 4...256), Self.isICEChars(password, 22...256) else {
-            throw .malformedCredentials
-        }
-        self.usernameFragment = usernameFragment
-        self.password = password
-    }
-
-    init(unchecked usernameFragment: String, password: String) {
-        self.usernameFragment = usernameFragment
-        self.password = password
-    }
-
-    public var description: String { "ICECredentials(usernameFragment: \(usernameFragment), password: <redacted>)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror {
-        Mirror(self, children: ["usernameFragment": usernameFragment, "password": "<redacted>"])
-    }
-
-    private static func isICEChars(_ s: String, _ lengths: ClosedRange<Int>) -> Bool {
-        lengths.contains(s.utf8.count) && s.utf8.allSatisfy {
-            ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
-                || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
-        }
-    }
-}
-
 /// An agent's ICE role (RFC 8445 §6.1.1): the controlling agent nominates the pair both use.
 /// A role conflict with the peer is resolved by the agents (RFC 8445 §7.3.1.1).
 public enum ICERole: Sendable, Hashable {
@@ -128,7 +84,6 @@ public struct ICEServerAddress: Sendable, Hashable, CustomStringConvertible {
 /// Why an agent could not be made or could not do what was asked.
 public enum ICEError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A username fragment or password out of RFC 8839's syntax (the values are not repeated).
-    case malformedCredentials
     /// A local address that is not an IP literal libnice accepts.
     case malformedLocalAddress(String)
     /// A STUN server address that is not an IP literal.
@@ -152,7 +107,6 @@ public enum ICEError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .malformedCredentials: "malformed ICE credentials (ufrag 4-256, password 22-256 characters of A-Z a-z 0-9 + /)"
         case .malformedLocalAddress(let a): "malformed local address '\(a)' (an IP literal)"
         case .malformedServerAddress(let a): "malformed STUN server address '\(a)' (an IP literal)"
         case .invalidPortRange(let r): "invalid port range \(r.lowerBound)-\(r.upperBound)"

@@ -53,48 +53,6 @@ public enum JSEPSetup: String, Sendable, Hashable {
     case actpass, active, passive
 }
 
-/// ICE credentials (`a=ice-ufrag`, `a=ice-pwd`, RFC 8839). The password is a secret: it is never
-/// part of `description`.
-public struct ICECredentials: Sendable, Hashable, CustomStringConvertible {
-    public var ufrag: String
-    public var pwd: String
-
-    /// Credentials as given; ``random()`` makes new ones.
-    public init(ufrag: String, pwd: String) {
-        self.ufrag = ufrag
-        self.pwd = pwd
-    }
-
-    /// New credentials from the system's random source: a 4-character ufrag and a
-    /// 24-character password of ICE characters (RFC 8839: at least 4 and 22).
-    public static func random() -> ICECredentials {
-        var rng = SystemRandomNumberGenerator()
-        func token(_ n: Int) -> String {
-            String((0..<n).map { _ in iceCharacters[Int(rng.next() % UInt64(iceCharacters.count))] })
-        }
-        return ICECredentials(ufrag: token(4), pwd: token(24))
-    }
-
-    public var description: String { "ICECredentials(ufrag: \(ufrag), pwd: redacted)" }
-
-    private static let iceCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-
-    /// Checks RFC 8839's grammar: ice-chars, ufrag 4-256, pwd 22-256.
-    func validate(mid: String?) throws(JSEPError) {
-        func ok(_ s: String) -> Bool { s.utf8.allSatisfy { $0 < 128 && (isAlphaNumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")) } }
-        guard (4...256).contains(ufrag.utf8.count), ok(ufrag) else {
-            throw .invalid(mid: mid, field: "a=ice-ufrag", reason: "not 4-256 ICE characters")
-        }
-        guard (22...256).contains(pwd.utf8.count), ok(pwd) else {
-            throw .invalid(mid: mid, field: "a=ice-pwd", reason: "not 22-256 ICE characters")
-        }
-    }
-}
-
-private func isAlphaNumeric(_ b: UInt8) -> Bool {
-    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-}
-
 /// A certificate fingerprint (`a=fingerprint:<hash> <hex:hex:...>`, RFC 8122).
 public struct SDPFingerprint: Sendable, Hashable, CustomStringConvertible {
     /// The hash function's name, lower case (`sha-256`).
@@ -283,11 +241,11 @@ extension JSEPDescription {
             default: break
             }
         }
-        if let ufrag, let pwd { ice = ICECredentials(ufrag: ufrag, pwd: pwd) }
+        if let ufrag, let pwd { ice = ICECredentials(unchecked: ufrag, password: pwd) }
         for section in sdp.media { media.append(try Self.section(section)) }
         for m in media where !m.isRejected {
             guard let credentials = iceCredentials(of: m) else { throw .missing(mid: m.mid, field: "a=ice-ufrag/a=ice-pwd") }
-            try credentials.validate(mid: m.mid)
+            try ICECredentials.check(usernameFragment: credentials.usernameFragment, password: credentials.password, mid: m.mid)
             guard fingerprint(of: m) != nil else { throw .missing(mid: m.mid, field: "a=fingerprint") }
             guard setup(of: m) != nil else { throw .missing(mid: m.mid, field: "a=setup") }
         }
@@ -338,7 +296,7 @@ extension JSEPDescription {
             default: m.otherAttributes.append(a)
             }
         }
-        if let ufrag, let pwd { m.ice = ICECredentials(ufrag: ufrag, pwd: pwd) }
+        if let ufrag, let pwd { m.ice = ICECredentials(unchecked: ufrag, password: pwd) }
         m.extensions = s.extensionMaps
         m.sources = s.sources
         for pt in s.payloadTypes where s.proto.contains("RTP") {
@@ -358,7 +316,7 @@ extension JSEPDescription {
         var attributes: [SDPAttribute] = []
         if !bundle.isEmpty { attributes.append(SDPAttribute("group", "BUNDLE " + bundle.joined(separator: " "))) }
         if iceLite { attributes.append(SDPAttribute("ice-lite")) }
-        if let ice { attributes += [SDPAttribute("ice-ufrag", ice.ufrag), SDPAttribute("ice-pwd", ice.pwd)] }
+        if let ice { attributes += [SDPAttribute("ice-ufrag", ice.usernameFragment), SDPAttribute("ice-pwd", ice.password)] }
         if let fingerprint { attributes.append(SDPAttribute("fingerprint", fingerprint.description)) }
         if let setup { attributes.append(SDPAttribute("setup", setup.rawValue)) }
         attributes.append(SDPAttribute("msid-semantic", " WMS *"))
@@ -369,7 +327,7 @@ extension JSEPDescription {
     private static func section(_ m: JSEPMedia) -> SDPMedia {
         var a: [SDPAttribute] = []
         if !m.isRejected {
-            if let ice = m.ice { a += [SDPAttribute("ice-ufrag", ice.ufrag), SDPAttribute("ice-pwd", ice.pwd)] }
+            if let ice = m.ice { a += [SDPAttribute("ice-ufrag", ice.usernameFragment), SDPAttribute("ice-pwd", ice.password)] }
             a.append(SDPAttribute("ice-options", "trickle"))
             if let f = m.fingerprint { a.append(SDPAttribute("fingerprint", f.description)) }
             if let s = m.setup { a.append(SDPAttribute("setup", s.rawValue)) }

@@ -84,7 +84,7 @@ a=max-message-size:262144
 """
 
 private func local(ssrcs: (UInt32, UInt32) = (0x1111_0001, 0x1111_0002)) throws -> JSEPLocal {
-    JSEPLocal(ice: ICECredentials(ufrag: "prly", pwd: "abcdefghijklmnopqrstuvwx"),
+    JSEPLocal(ice: try ICECredentials(usernameFragment: "prly", password: "abcdefghijklmnopqrstuvwx"),
               fingerprint: try SDPFingerprint(parsing: "sha-256 " + Array(repeating: "0F", count: 32).joined(separator: ":")),
               candidates: ["1 1 udp 2130706431 10.77.0.1 40000 typ host"], candidatesComplete: true,
               cname: "parley-cname", audioSSRC: ssrcs.0, videoSSRC: ssrcs.1)
@@ -96,7 +96,7 @@ private func local(ssrcs: (UInt32, UInt32) = (0x1111_0001, 0x1111_0002)) throws 
         #expect(offer.bundle == ["0", "1", "2"])
         #expect(offer.media.map(\.kind) == ["audio", "video", "application"])
         let audio = offer.media[0]
-        #expect(offer.iceCredentials(of: audio) == ICECredentials(ufrag: "Xs7w", pwd: "9wQ+Gx3HZ7o6ylqkHNqC8dXM"))
+        #expect(offer.iceCredentials(of: audio) == (try ICECredentials(usernameFragment: "Xs7w", password: "9wQ+Gx3HZ7o6ylqkHNqC8dXM")))
         #expect(offer.fingerprint(of: audio)?.bytes.count == 32 && offer.setup(of: audio) == .actpass)
         #expect(audio.codec(named: "opus", clockRate: 48_000)?.payloadType == 111)
         #expect(audio.codec(named: "opus", clockRate: 48_000)?.feedback == ["transport-cc"])
@@ -187,7 +187,7 @@ private func local(ssrcs: (UInt32, UInt32) = (0x1111_0001, 0x1111_0002)) throws 
             #expect(!text.contains("9wQ+Gx3HZ7o6ylqkHNqC8dXM"), "\(text)")
         }
         let random = ICECredentials.random()
-        #expect(random.ufrag.count == 4 && random.pwd.count == 24 && random != ICECredentials.random())
+        #expect(random.usernameFragment.count == 4 && random.password.count == 24 && random != ICECredentials.random())
     }
 }
 
