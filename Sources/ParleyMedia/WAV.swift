@@ -43,7 +43,7 @@ public struct WAVFormat: Sendable, Hashable, CustomStringConvertible {
     /// Sample storage.
     public var encoding: WAVSampleEncoding
     /// Whether the header is `WAVE_FORMAT_EXTENSIBLE`. The writer's default (`nil` in
-    /// ``init(sampleRate:channels:encoding:extensible:)``) follows Microsoft's rule: extensible
+    /// ``init(sampleRate:channels:encoding:extensible:channelMask:)``) follows Microsoft's rule: extensible
     /// when there are more than 2 channels or more than 16 bits.
     public var extensible: Bool
     /// Speaker positions (`dwChannelMask`) of an extensible header; 0 when unknown.
