@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# docc and swift-symbolgraph-extract come with the toolchain, beside swift.
+tools=$(dirname "$(readlink -f "$(command -v swift)")")
 bin=$(swift build --show-bin-path)
 manifest="$bin/../debug.yaml"
 [ -f "$manifest" ] || manifest=.build/debug.yaml
@@ -49,9 +51,9 @@ status=0
 for module in $modules; do
   mkdir -p "$graphs/$module"
   mapfile -d '' flags < <(compile_flags "$module")
-  swift-symbolgraph-extract -module-name "$module" "${flags[@]}" -minimum-access-level public \
+  "$tools/swift-symbolgraph-extract" -module-name "$module" "${flags[@]}" -minimum-access-level public \
     -skip-synthesized-members -output-dir "$graphs/$module"
-  if ! docc convert --additional-symbol-graph-dir "$graphs/$module" --fallback-display-name "$module" \
+  if ! "$tools/docc" convert --additional-symbol-graph-dir "$graphs/$module" --fallback-display-name "$module" \
     --fallback-bundle-identifier "parley.$module" --output-dir "$out/$module.doccarchive" >"$log" 2>&1; then
     cat "$log" >&2
     status=1
