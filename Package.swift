@@ -143,7 +143,7 @@ let package = Package(
                           swiftSettings: swiftSettings),
 
         // Dev-only: dumps the VAD's features and probabilities for training and evaluation.
-        .executableTarget(name: "parley-vadtool", dependencies: ["ParleyVoice"], path: "Tools/VADTool",
+        .executableTarget(name: "parley-vadtool", dependencies: ["ParleyMedia", "ParleyVoice"], path: "Tools/VADTool",
                           swiftSettings: swiftSettings),
 
         // MARK: Tests (Swift Testing).

@@ -11,6 +11,8 @@ packages=(
   libwebrtc-audio-processing-dev libspeexdsp-dev libsoxr-dev
   # interoperability peers and media tools used by tests
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad ffmpeg sox
+  # the CPU hog beside a call in the real-time tests
+  stress-ng
   # the media server the Janus client tests run against
   janus
   # a browser peer for the WebRTC tests (headless Chromium running janus.js), iproute2 for their network namespace

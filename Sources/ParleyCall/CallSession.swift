@@ -314,10 +314,10 @@ final class SessionLocalVideo {
 ///   remote (or, with undeclared remotes not admitted, its packets are counted and dropped
 ///   until it is declared again).
 /// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
-///   from any ``AudioCaptureSource`` (ALSA, a file, a test source), analysed, encoded and sent;
+///   from any `AudioCaptureSource` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
 /// - **The local participant's video** (``addLocalVideo(source:configuration:sendingOn:)``):
-///   pictures from any ``VideoCaptureSource`` at its frame rate, VP8 over RTP on its own SSRC,
+///   pictures from any `VideoCaptureSource` at its frame rate, VP8 over RTP on its own SSRC,
 ///   answering the RTCP feedback that comes back about it (NACKs with resends, PLIs with
 ///   keyframes, receiver reports with the bitrate) on any of the session's transports.
 /// - **Events**: joined/left, muted/unmuted, video on/off, talking started/stopped (with
@@ -326,8 +326,8 @@ final class SessionLocalVideo {
 ///   per subscriber that never loses a talking edge; see ``CallEventHub``), ``onEvent`` on the
 ///   call's thread, and ``state``, the ``CallState`` a UI renders.
 ///
-/// Driven by a ``MediaScheduler`` on an injected ``MediaClock``: ``attach(to:)`` adds the
-/// session's streams to a scheduler (with a ``VirtualMediaClock`` a call runs as fast as the
+/// Driven by a ``MediaScheduler`` on an injected `MediaClock`: ``attach(to:)`` adds the
+/// session's streams to a scheduler (with a `VirtualMediaClock` a call runs as fast as the
 /// machine allows and is deterministic), or ``run(until:)`` runs one of its own. No allocation
 /// per packet or frame on the media path once every participant has joined.
 ///
@@ -417,7 +417,7 @@ public final class CallSession {
     /// Declares a remote participant: it joins now (a `joined` event) under its name, and
     /// packets of its SSRCs are its media.
     /// - Throws: ``CallSessionError`` for a name or SSRC already in the call, or a video
-    ///   decoder that cannot be created; a ``VADError`` if the receive rate is unsupported.
+    ///   decoder that cannot be created; a `VADError` if the receive rate is unsupported.
     public func addRemote(_ remote: RemoteParticipant) throws {
         guard !remotes.contains(where: { $0.name == remote.name && !$0.left }), local?.name != remote.name else {
             throw CallSessionError.duplicateName(remote.name)
@@ -472,7 +472,7 @@ public final class CallSession {
     /// the transport `sendingOn`. It joins now (a `joined` event).
     /// - Throws: ``CallSessionError`` (a second local participant, a name in use, an unknown
     ///   transport, a session already started, a source that is not mono at the send rate);
-    ///   ``OpusError`` or ``VADError`` for a rate they do not take.
+    ///   `OpusError` or `VADError` for a rate they do not take.
     ///
     /// A paced source (a device, ParleyDevices' file and test sources) is read when its packet
     /// is due and returns once the packet's samples are captured.
@@ -505,8 +505,8 @@ public final class CallSession {
     /// fails (``localVideoFailure``) and when the local participant's audio ends.
     ///
     /// The session paces the reads, so a source that returns at once and stamps the picture
-    /// when read (``ClockedVideoSource`` over a file or generator) suits it best. A source that
-    /// paces itself (``PacedVideoSource``, a camera) holds the call's thread until its picture
+    /// when read (`ClockedVideoSource` over a file or generator) suits it best. A source that
+    /// paces itself (`PacedVideoSource`, a camera) holds the call's thread until its picture
     /// is captured or due.
     ///
     /// Over ``SRTPTransport`` the send context must allow retransmission (its

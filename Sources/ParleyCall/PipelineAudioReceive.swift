@@ -61,7 +61,7 @@ public enum VoiceActivitySource: Sendable, Hashable {
     case local
     /// The sender's own decision, carried in each packet's RFC 6464 audio-level extension (its
     /// V bit, set by a Parley sender from its VAD on the clean capture; see
-    /// ``AudioSendPipeline``): the receiver only feeds those bits through its ``TalkDetector``,
+    /// ``AudioSendPipeline``): the receiver only feeds those bits through its `TalkDetector`,
     /// which costs next to nothing. Each 10 ms frame takes the V bit and level of the packet it
     /// was decoded from; concealed frames keep the last packet's bit; frames of a packet without
     /// the extension, and frames before the first packet, count as not speech. A V frame has
@@ -69,8 +69,8 @@ public enum VoiceActivitySource: Sendable, Hashable {
     /// the level's tracked floor (energy that may be the start of a word: the talking
     /// detector's start-of-rise rule reaches back over it, as it does over a rising VAD
     /// probability) and 0 otherwise. The evidence carries the signalled level as
-    /// ``VADEvidence/energyDbov``, the floor of the levels (the lowest, rising by 2 dB/s) as
-    /// ``VADEvidence/noiseFloorDbov``, and as ``VADEvidence/snrDb`` the level over the floor
+    /// `VADEvidence/energyDbov`, the floor of the levels (the lowest, rising by 2 dB/s) as
+    /// `VADEvidence/noiseFloorDbov`, and as `VADEvidence/snrDb` the level over the floor
     /// (60 dB for a V frame: the sender has vouched for it).
     ///
     /// A sender that does not send the audio level (ffmpeg, GStreamer without it): from the
@@ -104,9 +104,9 @@ public struct AudioReceiveStatistics: Sendable, Equatable {
 }
 
 /// The receiving half of one participant's audio: datagrams are parsed (RTP with the RFC 6464
-/// level, or RTCP sender reports for the NTP/RTP mapping), buffered in an ``AudioJitterBuffer``,
+/// level, or RTCP sender reports for the NTP/RTP mapping), buffered in an `AudioJitterBuffer`,
 /// played out every ``AudioReceiveConfiguration/frameMs`` through `Decoder` (Opus with PLC/FEC in
-/// a call), analysed by the VAD and a ``TalkDetector``, and handed to a sink.
+/// a call), analysed by the VAD and a `TalkDetector`, and handed to a sink.
 ///
 /// **Media time.** Talking events and VAD decisions carry the sender's media time (seconds from
 /// the call start on the sender's clock), not the playout time: each played packet's RTP
@@ -149,7 +149,7 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     public private(set) var lastPlayed: (timestamp: UInt32, at: MonotonicTime)?
 
     /// Creates the pipeline around `decoder` (producing ``AudioReceiveConfiguration/sampleRate``).
-    /// - Throws: ``VADError`` for a rate the VAD does not take; ``JitterConfigurationError`` when
+    /// - Throws: `VADError` for a rate the VAD does not take; `JitterConfigurationError` when
     ///   ``AudioReceiveConfiguration/effectiveJitterBuffer`` is out of range.
     public init(configuration: AudioReceiveConfiguration = .init(), decoder: consuming Decoder) throws {
         let vad = try VoiceActivityDetector(sampleRate: configuration.sampleRate)

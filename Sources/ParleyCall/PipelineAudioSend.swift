@@ -107,7 +107,7 @@ public struct AudioSendPipeline: ~Copyable {
     public let ntpOffset: Double
 
     /// Creates the pipeline. `ntpOffset` maps monotonic seconds to the sender's NTP wall clock.
-    /// - Throws: ``OpusError`` or ``VADError`` for an unsupported rate; ``OpusError`` for a
+    /// - Throws: `OpusError` or `VADError` for an unsupported rate; `OpusError` for a
     ///   bitrate outside 500...512_000 bit/s or an expected loss outside 0...100 %.
     public init(configuration: AudioSendConfiguration = .init(), ntpOffset: Double = 3_900_000_000) throws {
         var encoder = try OpusEncoder(sampleRate: configuration.sampleRate, channels: configuration.channels,

@@ -30,7 +30,7 @@ public final class SRTPTransport<Base: PacketTransport & ~Copyable>: PacketTrans
     /// the same packet be sent again (a ``VideoSendPipeline`` answering a NACK with a plain
     /// resend); without it libsrtp refuses a repeated index and the resend is counted as a
     /// protect failure.
-    /// - Throws: ``SRTPError`` if libsrtp cannot set up a context.
+    /// - Throws: `SRTPError` if libsrtp cannot set up a context.
     public init(_ base: consuming Base, sendKey: SRTPKey, receiveKey: SRTPKey, replayWindow: Int = 1024,
                 maximumDatagram: Int = RTPLimits.maximumDatagramSize, allowRetransmission: Bool = false) throws(SRTPError) {
         outbound = try SRTPContext(key: sendKey, direction: .outbound, allowRetransmission: allowRetransmission)

@@ -9,7 +9,7 @@ import ParleyRTP
 public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call that failed, with its argument (`socket`, `bind 127.0.0.1:5004`, `resolve HOST: REASON`).
     public var operation: String
-    /// Why: the call's errno (``Errno/invalidArgument`` for an address that does not parse or resolve).
+    /// Why: the call's errno (`Errno/invalidArgument` for an address that does not parse or resolve).
     public var errno: Errno
     /// Creates the error for `operation` failing with `errno`.
     public init(operation: String, errno: Errno) {
@@ -24,7 +24,7 @@ public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConverti
 ///
 /// Receiving is non-blocking: ``receive(until:_:)`` drains what the kernel holds and stamps each
 /// datagram with the clock's time as it is read (so call it at least every playout frame).
-/// Datagrams longer than ``RTPLimits/maximumDatagramSize`` are truncated by the kernel and dropped here (counted).
+/// Datagrams longer than `RTPLimits/maximumDatagramSize` are truncated by the kernel and dropped here (counted).
 ///
 /// Threading: `~Copyable`, one owner; the socket closes when it is destroyed.
 public struct UDPTransport: WaitablePacketTransport, ~Copyable {

@@ -144,7 +144,7 @@ public struct VideoSendFeedbackConfiguration: Sendable, Hashable {
 ///   ``VideoSendFeedbackConfiguration/historyMaximumAge`` and was not resent less than half a
 ///   round trip ago (a repeated ask that soon cannot be about that resend). Retransmission is a **plain resend of the same packet** (same SSRC, sequence
 ///   number and payload type), not RFC 4588 RTX: in a two-party call the receiver's
-///   ``VP8FrameAssembler`` takes a resent packet like a reordered one (it fills the hole,
+///   `VP8FrameAssembler` takes a resent packet like a reordered one (it fills the hole,
 ///   a copy already held counts as a duplicate, one for a frame already given up counts as
 ///   late), and there is no middlebox that must tell repairs from media. The cost is that
 ///   a receiver cannot tell a retransmission from a late original; ``VideoReceivePipeline``
@@ -437,7 +437,7 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
 }
 
 /// The receiving half of one participant's video: RTP packets to complete VP8 frames
-/// (``VP8FrameAssembler``: reordering, loss, keyframe requests), decoded into a small pool of
+/// (`VP8FrameAssembler`: reordering, loss, keyframe requests), decoded into a small pool of
 /// pictures, shown in sync with the participant's audio (``AVSynchronizer``): a frame waits
 /// for its audio, a frame too late for the lip-sync window is dropped rather than queued.
 ///
@@ -501,7 +501,7 @@ public struct VideoReceivePipeline: ~Copyable {
     /// A receiver for `width`x`height` VP8 pictures, with a render queue of `queue` frames
     /// (at least 1) and the given feedback settings.
     ///
-    /// - Throws: ``VPXError`` `invalidParameter` for a size not within
+    /// - Throws: `VPXError` `invalidParameter` for a size not within
     ///   1...`VideoFrame.maximumDimension` a side; libvpx's error if the decoder cannot start.
     public init(width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType, queue: Int = 4,
                 feedback: VideoReceiveFeedbackConfiguration = .init()) throws(VPXError) {

@@ -98,12 +98,12 @@ public struct FramePacer: Sendable {
     }
 }
 
-/// Drives periodic streams on a ``MediaClock``: sleeps until the earliest deadline, then hands
+/// Drives periodic streams on a `MediaClock`: sleeps until the earliest deadline, then hands
 /// each due stream its frames. Audio streams use ``LatePolicy/catchUp``, video streams
 /// ``LatePolicy/dropLate``. Ties are served in registration order, so a virtual-clock run is
 /// deterministic.
 ///
-/// Threading: one thread calls ``runUntil(_:)``; handlers run on it.
+/// Threading: one thread calls ``runUntil(_:shouldStop:)``; handlers run on it.
 public final class MediaScheduler {
     /// A registered stream's handle.
     public struct StreamID: Hashable, Sendable { public let index: Int }

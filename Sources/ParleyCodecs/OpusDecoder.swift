@@ -4,8 +4,9 @@ import COpus
 ///
 /// Decodes packets of any Opus configuration into 8, 12, 16, 24 or 48 kHz, mono or stereo,
 /// writing into caller-provided buffers (nothing is allocated per packet). Loss handling:
-/// ``concealLoss(into:)`` (PLC) synthesises a missing stretch; ``recoverLost(from:into:)``
-/// rebuilds a lost packet from the in-band FEC data of the packet that follows it.
+/// ``concealLoss(into:)-(UnsafeMutableBufferPointer<Int16>)`` (PLC) synthesises a missing
+/// stretch; ``recoverLost(from:into:)-(_,UnsafeMutableBufferPointer<Int16>)`` rebuilds a lost
+/// packet from the in-band FEC data of the packet that follows it.
 ///
 /// ```swift
 /// var decoder = try OpusDecoder(sampleRate: 48_000, channels: 1)
@@ -49,7 +50,7 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - packet: the packet; `nil` or empty means "lost": the whole of `pcm` is then filled
-    ///     by loss concealment (so pass exactly the lost duration, see ``concealLoss(into:)``).
+    ///     by loss concealment (so pass exactly the lost duration, see ``concealLoss(into:)-(UnsafeMutableBufferPointer<Int16>)``).
     ///   - pcm: output, `samplesPerChannel * channels` samples; must hold the packet's duration
     ///     (``maxSamplesPerChannel(sampleRate:)`` always suffices).
     /// - Returns: samples per channel written.
@@ -98,7 +99,7 @@ public struct OpusDecoder: ~Copyable, @unchecked Sendable {
     /// Call it when packet N is lost and N+1 has arrived, before decoding N+1 normally. `pcm`
     /// must be exactly the lost packet's duration (a multiple of 2.5 ms). When `nextPacket`
     /// has no FEC data (CELT-only mode, FEC off at the sender, or a loss at the start of a
-    /// talk spurt) libopus conceals instead, as ``concealLoss(into:)`` would.
+    /// talk spurt) libopus conceals instead, as ``concealLoss(into:)-(UnsafeMutableBufferPointer<Int16>)`` would.
     /// - Returns: samples per channel written (all of `pcm`).
     public mutating func recoverLost(from nextPacket: UnsafeRawBufferPointer,
                                      into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {

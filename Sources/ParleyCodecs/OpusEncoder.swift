@@ -298,7 +298,7 @@ public struct OpusEncoder: ~Copyable, @unchecked Sendable {
 
     /// In-band forward error correction (`OPUS_SET_INBAND_FEC`): each SILK/hybrid packet also
     /// carries a low-rate copy of the previous frame, so a lost packet can be rebuilt from the
-    /// next one (``OpusDecoder/recoverLost(from:into:)``). Only effective with
+    /// next one (``OpusDecoder/recoverLost(from:into:)-(_,UnsafeMutableBufferPointer<Int16>)``). Only effective with
     /// ``expectedPacketLossPercent`` > 0 and a SILK or hybrid mode. Default off.
     public var inbandFEC: Bool {
         get { ctlGet(parley_opus_encoder_get_inband_fec, "OPUS_GET_INBAND_FEC") != 0 }

@@ -109,7 +109,7 @@ public struct OpusPacketInfo: Hashable, Sendable {
     ///     48 elements (the most a packet can carry). Sizes of frames past `frameCount` are
     ///     left untouched. Frame `i` starts at `payloadOffset + sum(frameSizes[0..<i])`.
     /// - Throws: ``OpusError`` with code ``OpusError/Code/invalidPacket`` and a message naming
-    ///   the rule and byte offset that failed (the ``OpusPacketError`` of the parse);
+    ///   the rule and byte offset that failed (the `OpusPacketError` of the parse);
     ///   ``OpusError/Code/badArgument`` when `frameSizes` holds fewer than 48 elements.
     public init(parsing packet: UnsafeRawBufferPointer,
                 frameSizes: UnsafeMutableBufferPointer<Int>? = nil) throws(OpusError) {

@@ -24,7 +24,7 @@ public struct VPXEncoderConfiguration: Hashable, Sendable {
     /// Picture height in pixels.
     public var height: Int
     /// Nominal frame rate, used for rate control and as the duration of each frame.
-    /// Timestamps themselves come from ``VideoFrame/timestamp`` (90 kHz). Default 30.
+    /// Timestamps themselves come from `VideoFrame/timestamp` (90 kHz). Default 30.
     public var framesPerSecond: Int = 30
     /// Target bitrate in kbit/s (`rc_target_bitrate`). Default 500, a fair 320x240-480p call.
     public var targetBitrateKbps: Int = 500
@@ -89,7 +89,7 @@ public struct VPXPacket: Sendable {
 /// `lag_in_frames = 0` (each input picture comes out at once), error resilience, keyframes
 /// on request.
 ///
-/// Encoding reads the ``VideoFrame``'s planes in place (libvpx copies what it needs) and hands
+/// Encoding reads the `VideoFrame`'s planes in place (libvpx copies what it needs) and hands
 /// the compressed frame to a callback without copying: nothing is allocated per frame by
 /// Parley (libvpx itself keeps its buffers between frames).
 ///
@@ -237,7 +237,7 @@ public struct VPXEncoder: ~Copyable, @unchecked Sendable {
     /// compressed frame to `body` (with lag 0 and no frame dropping: exactly one).
     ///
     /// - Parameters:
-    ///   - frame: an I420 picture of the configured size; its ``VideoFrame/timestamp``
+    ///   - frame: an I420 picture of the configured size; its `VideoFrame/timestamp`
     ///     (90 kHz) becomes the frame's presentation time (a non-increasing timestamp is
     ///     replaced by the previous one plus one frame duration).
     ///   - forceKeyframe: makes this frame a keyframe (`VPX_EFLAG_FORCE_KF`); so does a
@@ -311,7 +311,7 @@ public struct VPXEncoder: ~Copyable, @unchecked Sendable {
     }
 }
 
-/// A VP8 or VP9 decoder (libvpx) producing I420 ``VideoFrame``s.
+/// A VP8 or VP9 decoder (libvpx) producing I420 `VideoFrame`s.
 ///
 /// The decoded picture is copied from libvpx's buffer into the caller's frame, reusing its
 /// storage: nothing is allocated per frame unless the picture size changes (then the frame is

@@ -32,7 +32,7 @@ public struct Errno: Error, RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let permissionDenied = Errno(rawValue: EACCES)
     /// `EPERM`: operation not permitted.
     public static let notPermitted = Errno(rawValue: EPERM)
-    /// `EINTR`: interrupted system call (retried by ``valueOrErrno(retryOnInterrupt:_:)``, so
+    /// `EINTR`: interrupted system call (retried by `valueOrErrno(retryOnInterrupt:_:)`, so
     /// callers normally never see it).
     public static let interrupted = Errno(rawValue: EINTR)
     /// `EAGAIN`: try again (non-blocking I/O has nothing to do now).

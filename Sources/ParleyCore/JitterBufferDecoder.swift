@@ -5,7 +5,7 @@
 /// It lives in ParleyCore so that the buffer and the codecs need not know each other:
 /// ParleyCodecs' `OpusJitterDecoder` adapts `OpusDecoder`, ParleyJitter's `LinearPCMDecoder`
 /// is a PCM one, and the caller passes one `inout` to `AudioJitterBuffer.get(at:into:decoder:)`. All sample counts are samples per channel at
-/// the buffer's ``JitterBufferConfiguration/sampleRate``; buffers are interleaved `Int16`.
+/// the buffer's `JitterBufferConfiguration/sampleRate`; buffers are interleaved `Int16`.
 ///
 /// Threading: called only from the thread that calls `get`, never concurrently.
 public protocol JitterBufferDecoder: ~Copyable {

@@ -15,7 +15,7 @@
 /// time `k * in / out`); the filter looks ahead ``latencyFrames`` input frames, which
 /// ``flush(into:)`` drains at the end.
 ///
-/// Hot path: ``process(_:into:)`` allocates nothing; all buffers are sized in `init` for
+/// Hot path: ``process(_:into:)-(UnsafeBufferPointer<Float>,_)`` allocates nothing; all buffers are sized in `init` for
 /// at most `maxInputFrames` per call. Deterministic: the same input gives the same output bit
 /// for bit, however it is split into blocks and on every platform.
 ///
@@ -28,7 +28,7 @@ public struct Resampler: Sendable {
     public let outputRate: Int
     /// Interleaved channels.
     public let channels: Int
-    /// Largest input block per ``process(_:into:)`` call, in frames.
+    /// Largest input block per ``process(_:into:)-(UnsafeBufferPointer<Float>,_)`` call, in frames.
     public let maxInputFrames: Int
     /// Input frames the filter needs beyond an output's time before it can produce it.
     public var latencyFrames: Int { half }
@@ -53,8 +53,11 @@ public struct Resampler: Sendable {
 
     /// Creates a converter.
     /// - Parameters:
-    ///   - maxInputFrames: the largest block ``process(_:into:)`` will be given (default 4800,
-    ///     100 ms at 48 kHz).
+    ///   - inputRate: the input's sample rate, Hz.
+    ///   - outputRate: the output's sample rate, Hz.
+    ///   - channels: interleaved channels, the same in and out.
+    ///   - maxInputFrames: the largest block ``process(_:into:)-(UnsafeBufferPointer<Float>,_)``
+    ///     will be given (default 4800, 100 ms at 48 kHz).
     ///   - stopbandAttenuation: design attenuation in dB (default 90, at least 60; the tests
     ///     measure at least 80 dB with the default).
     ///   - aliasIntoTransitionBand: when decimating, start the stopband at 1.1 instead of 1.0

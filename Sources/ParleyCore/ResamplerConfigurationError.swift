@@ -11,7 +11,7 @@ public enum ResamplerConfigurationError: Error, Equatable, Sendable, CustomStrin
     }
 }
 
-/// Why ``Resampler/process(_:into:)`` or ``Resampler/flush(into:)`` refused a block. Nothing
+/// Why ``Resampler/process(_:into:)-(UnsafeBufferPointer<Float>,_)`` or ``Resampler/flush(into:)`` refused a block. Nothing
 /// is consumed or written when it is thrown, so the stream can go on with a valid block.
 public enum ResamplerBlockError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input's `samples` are not a whole number of interleaved frames of `channels`.

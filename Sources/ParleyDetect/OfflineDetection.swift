@@ -58,6 +58,7 @@ public struct OfflineDetector: Sendable {
     /// Analyses the file of `request`.
     ///
     /// - Parameters:
+    ///   - request: the file and how to analyse it.
     ///   - onFrame: called for every 10 ms VAD frame of every track, in order within a track:
     ///     the track's index in the result, the frame index from the file's start (frame `k`
     ///     starts at `offset + k * 0.01` s) and the raw speech probability before hysteresis.

@@ -5,7 +5,7 @@ import ParleyVoice
 /// Settings of a ``ParticipantTalkTracker``: the VAD's and the talk detector's, with their
 /// documented defaults.
 public struct TalkTrackerConfiguration: Sendable, Equatable {
-    /// The VAD's settings (threshold of ``VADDecision/isSpeech``).
+    /// The VAD's settings (threshold of `VADDecision/isSpeech`).
     public var vad: VADConfiguration
     /// The talk detector's hysteresis settings.
     public var talk: TalkDetectorConfiguration
@@ -20,7 +20,7 @@ public struct TalkTrackerConfiguration: Sendable, Equatable {
 /// size, become one VAD decision per 10 ms and talking started/stopped events.
 ///
 /// Rates the VAD takes (8, 12, 16, 24, 32, 48 kHz) go to it directly; any other rate is first
-/// converted to 16 kHz by the band-limited ``Resampler`` (the VAD's own). The result does not depend
+/// converted to 16 kHz by the band-limited `Resampler` (the VAD's own). The result does not depend
 /// on how the samples are split into chunks: feeding a file in one go, in 10 ms frames or in
 /// random chunks gives the same decisions and events (``OfflineDetector`` relies on it).
 ///
@@ -159,7 +159,7 @@ public enum TalkTrackerError: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// Turns talking events into segments: `[started.segmentTime, stopped.segmentTime)`, shifted
 /// by `offset` seconds. The segment times are where talking starts and ends in the audio
-/// (``TalkEvent/segmentTime``), not when the live detector decided.
+/// (`TalkEvent/segmentTime`), not when the live detector decided.
 ///
 /// Threading: a value type.
 public struct TalkSegmentRecorder: Sendable {

@@ -26,7 +26,7 @@ public struct OfflineDetectionRequest: Sendable, Equatable {
     public var channelMode: ChannelMode
 
     /// When set, the audio is read from this open descriptor (e.g. 0, standard input) instead
-    /// of ``path``; see ``AudioFileReader/init(fileDescriptor:name:raw:temporaryDirectory:)``.
+    /// of ``path``; see `AudioFileReader/init(fileDescriptor:name:raw:temporaryDirectory:)`.
     public var fileDescriptor: Int32?
     /// The headerless encoding of the bytes on ``fileDescriptor``; nil to recognise the format
     /// from the bytes.

@@ -43,7 +43,7 @@ public struct ALSACapture<Sample: AudioSample>: ~Copyable, AudioCaptureSource, A
     public var format: AudioFormat { setup.format }
     public var framesPerRead: Int { setup.periodFrames }
 
-    /// A silent frame of one period, to pass to ``read(into:)`` again and again.
+    /// A silent frame of one period, to pass to ``read(into:)->_`` again and again.
     public func makeFrame() -> AudioFrame<Sample> {
         AudioFrame(format: setup.format, samplesPerChannel: setup.periodFrames)
     }

@@ -20,8 +20,10 @@ public struct ALSAConfigurationTree: ~Copyable {
     let root: OpaquePointer
 
     /// Parses `text` in alsa-lib's configuration syntax.
-    /// - Parameter includingSystemConfiguration: load the system configuration first (default
-    ///   true, so standard PCM names resolve).
+    /// - Parameters:
+    ///   - text: the configuration.
+    ///   - includingSystemConfiguration: load the system configuration first (default true, so
+    ///     standard PCM names resolve).
     /// - Throws: ``ALSAError`` of kind `.invalidConfiguration` with alsa-lib's message.
     public init(text: String, includingSystemConfiguration: Bool = true) throws(ALSAError) {
         ALSALog.begin()

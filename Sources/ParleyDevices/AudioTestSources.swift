@@ -23,9 +23,11 @@ public struct ToneSource<Sample: AudioSample>: ~Copyable, AudioCaptureSource {
     private var start: MonotonicTime?
 
     /// - Parameters:
+    ///   - format: the rate and channels it delivers.
     ///   - frequency: Hz (default 440).
     ///   - amplitude: peak, fraction of full scale (default 0.5, -6 dBFS: loud but unclipped).
     ///   - seconds: length, or nil (default) for endless.
+    ///   - framesPerRead: samples per channel per read (default: 10 ms).
     ///   - clock: pacing clock (default: the system monotonic clock).
     public init(format: AudioFormat, frequency: Double = 440, amplitude: Double = 0.5,
                 seconds: Double? = nil, framesPerRead: Int? = nil,
@@ -91,7 +93,7 @@ public struct ArraySampleProvider<Sample: AudioSample>: AudioSampleProvider {
     private var position = 0
 
     /// Interleaved `samples` (a whole number of frames) in `format`.
-    /// - Throws: ``AudioFormatError/partialFrame(samples:channels:)``.
+    /// - Throws: `AudioFormatError/partialFrame(samples:channels:)`.
     public init(format: AudioFormat, samples: [Sample]) throws(AudioFormatError) {
         guard samples.count % format.channels == 0 else {
             throw .partialFrame(samples: samples.count, channels: format.channels)

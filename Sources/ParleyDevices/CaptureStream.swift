@@ -80,6 +80,7 @@ public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Senda
 
     /// Starts capturing from `source` on a new thread.
     /// - Parameters:
+    ///   - source: what to capture; the stream owns it from now on.
     ///   - bufferCapacity: frames held for a slow consumer before the oldest is dropped
     ///     (default 8: 80 ms of 10 ms frames, enough to ride out a scheduling hiccup).
     ///   - framesPerRead: samples per channel per frame (default: the source's natural size).

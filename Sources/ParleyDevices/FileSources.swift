@@ -1,6 +1,6 @@
 import ParleyMedia
 
-/// A WAV file (ParleyMedia's streaming ``WAVReader``: 16/24/32-bit PCM or float) as an
+/// A WAV file (ParleyMedia's streaming `WAVReader`: 16/24/32-bit PCM or float) as an
 /// ``AudioSampleProvider`` of `Int16` or `Float` samples, so ``SampleProviderSource`` can
 /// deliver it paced like a microphone (see ``WAVFileSource``).
 ///
@@ -16,8 +16,8 @@ public struct WAVFileProvider<Sample: AudioSample>: AudioSampleProvider {
     }
 
     /// Wraps an open reader.
-    /// - Throws: ``MediaFileError/invalidArgument(path:reason:)`` when `Sample` is neither
-    ///   `Int16` nor `Float` (``AudioSample`` is public, so a caller may bring another type).
+    /// - Throws: `MediaFileError/invalidArgument(path:reason:)` when `Sample` is neither
+    ///   `Int16` nor `Float` (`AudioSample` is public, so a caller may bring another type).
     public init(reader: WAVReader) throws(MediaFileError) {
         guard Sample.self == Int16.self || Sample.self == Float.self else {
             throw .invalidArgument(path: reader.name, reason: "WAV samples are read as Int16 or Float, not \(Sample.self)")
@@ -48,7 +48,7 @@ public struct WAVFileProvider<Sample: AudioSample>: AudioSampleProvider {
 /// ```
 public typealias WAVFileSource<Sample: AudioSample> = SampleProviderSource<WAVFileProvider<Sample>>
 
-/// A Y4M file (ParleyMedia's streaming ``Y4MReader``, 4:2:0) as a ``VideoFrameProvider``.
+/// A Y4M file (ParleyMedia's streaming `Y4MReader`, 4:2:0) as a ``VideoFrameProvider``.
 ///
 /// Threading: use from one thread at a time.
 public struct Y4MFileProvider: VideoFrameProvider {
@@ -60,7 +60,7 @@ public struct Y4MFileProvider: VideoFrameProvider {
     public let framesPerSecond: Double
 
     /// Reads the header of `path`.
-    /// - Throws: ``MediaFileError`` (also for a header with a zero frame rate, which cannot be paced).
+    /// - Throws: `MediaFileError` (also for a header with a zero frame rate, which cannot be paced).
     public init(path: String) throws(MediaFileError) {
         try self.init(reader: Y4MReader(path: path))
     }

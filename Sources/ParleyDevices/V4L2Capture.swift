@@ -120,7 +120,7 @@ struct V4L2Handle: ~Copyable {
     }
 }
 
-/// A camera through libv4l2, delivering I420 ``VideoFrame``s.
+/// A camera through libv4l2, delivering I420 `VideoFrame`s.
 ///
 /// Opening checks, in order: the node exists and is a character device, it answers
 /// `VIDIOC_QUERYCAP`, it captures video and streams; then it sets I420 (`V4L2_PIX_FMT_YUV420`,

@@ -61,7 +61,7 @@ public enum ReadTimeTiming: VideoSourceTiming {
 /// ``VideoCaptureSource`` on the system clock or an injected one, timed as `Timing` says.
 /// Use it through its two names: ``PacedVideoSource`` (the read waits for each picture's time:
 /// a stand-in for a camera) and ``ClockedVideoSource`` (the read returns at once, stamped with
-/// its time: for a caller that paces itself, a ``MediaScheduler`` stream at the provider's
+/// its time: for a caller that paces itself, a `MediaScheduler` stream at the provider's
 /// frame rate, as a call's local video is).
 ///
 /// Threading: not copyable; use from one thread.

@@ -94,9 +94,15 @@ extension AudioBridgeHandle {
     /// ``AudioBridgeEvent/error(code:text:)``. Janus starts sending the mix once it has this
     /// participant's first packet.
     /// - Parameters:
-    ///   - activePackets, levelAverage: Janus's talking decision for this participant: the mean
-    ///     level (in -dBov) of each `activePackets` packets under `levelAverage` means talking
+    ///   - room: the room's number.
+    ///   - display: the participant's display name.
+    ///   - pin: the room's PIN, if it has one.
+    ///   - muted: whether the participant joins muted.
+    ///   - rtp: where the room's mix goes and what this participant sends.
+    ///   - activePackets: with `levelAverage`, Janus's talking decision for this participant: the
+    ///     mean level (in -dBov) of each `activePackets` packets under `levelAverage` means talking
     ///     (room defaults when nil: 100 packets, 25).
+    ///   - levelAverage: see `activePackets`.
     public func join(room: UInt64, display: String, pin: String? = nil, muted: Bool = false, rtp: PlainRTP,
                      activePackets: Int? = nil, levelAverage: Int? = nil) async throws {
         var r: [String: JSONValue] = ["ip": .string(rtp.host), "port": .int(Int64(rtp.port)),

@@ -89,6 +89,7 @@ public actor JanusClient {
 
     /// A client for the Janus REST endpoint `baseURL`.
     /// - Parameters:
+    ///   - baseURL: the endpoint, e.g. `http://127.0.0.1:8088/janus`.
     ///   - requestTimeout: the longest wait for a reply to a request (the long poll waits longer:
     ///     Janus holds it up to 30 s).
     ///   - keepAliveInterval: how often the session is kept alive; Janus's default session
@@ -133,7 +134,10 @@ public actor JanusClient {
     }
 
     /// Sends a plugin message (`{"janus":"message","body":...}`) to `handle`.
-    /// - Parameter jsep: an SDP offer or answer, when the request carries one.
+    /// - Parameters:
+    ///   - handle: the plugin handle.
+    ///   - body: the plugin's request.
+    ///   - jsep: an SDP offer or answer, when the request carries one.
     /// - Returns: the plugin's synchronous reply: its data, or `.ack` when the answer comes as an event.
     /// - Throws: ``JanusError/plugin(code:text:)`` when the plugin's data holds `error_code`.
     public func send(message body: JSONValue, to handle: UInt64, jsep: JSONValue? = nil) async throws -> JanusPluginReply {

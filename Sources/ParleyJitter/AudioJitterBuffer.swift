@@ -139,7 +139,8 @@ public struct AudioJitterBuffer: Sendable {
     /// Stores one packet.
     ///
     /// - Parameters:
-    ///   - sequence, timestamp: from the RTP header (may wrap).
+    ///   - sequence: from the RTP header (may wrap).
+    ///   - timestamp: from the RTP header (may wrap).
     ///   - arrival: when it arrived, on the receiver's clock (the one `get` is called with).
     ///   - payload: the codec payload; copied, so the caller may reuse its buffer.
     ///   - duration: in RTP clock units (Opus: from the TOC); `nil` = ``JitterBufferConfiguration/packetMs``.

@@ -54,10 +54,10 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
     /// Largest payload accepted, bytes; larger ones are discarded.
     public var maximumPayloadBytes: Int = 1_500
     /// A forward sequence jump of this many or more is a stray packet (or, confirmed, a
-    /// restart): RFC 3550 A.1 MAX_DROPOUT, ``RTPSequenceValidator/maxDropout`` by default.
+    /// restart): RFC 3550 A.1 MAX_DROPOUT, `RTPSequenceValidator/maxDropout` by default.
     public var maximumDropout: Int = RTPSequenceValidator.maxDropout
     /// A packet this many or more behind the highest is a stray packet (or, confirmed, a
-    /// restart): RFC 3550 A.1 MAX_MISORDER, ``RTPSequenceValidator/maxMisorder`` by default.
+    /// restart): RFC 3550 A.1 MAX_MISORDER, `RTPSequenceValidator/maxMisorder` by default.
     public var maximumMisorder: Int = RTPSequenceValidator.maxMisorder
     /// A timestamp step differing from the arrival-time step by more than this, ms, is a
     /// timestamp jump (the media timeline is re-based); smaller ones are silence (DTX).

@@ -45,7 +45,7 @@ public final class AudioFileReader {
     /// Float staging for Int16 reads of float files (allocated on first use, then reused).
     private var staging: [Float] = []
 
-    /// The audio format as a ParleyCore ``AudioFormat``.
+    /// The audio format as a ParleyCore `AudioFormat`.
     public var format: AudioFormat {
         AudioFormat(checkedSampleRate: sampleRate, channels: channels)   // both checked positive in init
     }

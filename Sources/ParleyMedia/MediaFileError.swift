@@ -22,7 +22,7 @@ public enum MediaFileError: Error, Equatable, Sendable, CustomStringConvertible 
     case notARegularFile(path: String, kind: String)
     /// The file has zero bytes.
     case empty(path: String)
-    /// A system call failed: `operation` (e.g. "open"), its ``Errno`` and that errno's message.
+    /// A system call failed: `operation` (e.g. "open"), its `Errno` and that errno's message.
     case io(path: String, operation: String, errno: Errno, message: String)
     /// Float samples that are NaN or infinite: `count` of them, the first at sample frame
     /// `frame` (counted from the start of the stream).

@@ -43,7 +43,7 @@ public struct WAVFormat: Sendable, Hashable, CustomStringConvertible {
     /// Sample storage.
     public var encoding: WAVSampleEncoding
     /// Whether the header is `WAVE_FORMAT_EXTENSIBLE`. The writer's default (`nil` in
-    /// ``init(sampleRate:channels:encoding:extensible:)``) follows Microsoft's rule: extensible
+    /// ``init(sampleRate:channels:encoding:extensible:channelMask:)``) follows Microsoft's rule: extensible
     /// when there are more than 2 channels or more than 16 bits.
     public var extensible: Bool
     /// Speaker positions (`dwChannelMask`) of an extensible header; 0 when unknown.
@@ -442,14 +442,14 @@ public struct WAVWriter {
             case .int24:
                 for k in 0..<n {
                     let v = src[k]
-                    let q = v == v ? Int32(max(-8388608, min(8388607, (Double(v) * 8388608).rounded()))) : 0
+                    let q = v == v ? Int32(max(-8_388_608, min(8_388_607, (Double(v) * 8_388_608).rounded()))) : 0
                     let u = UInt32(bitPattern: q)
                     s[3 * k] = UInt8(u & 0xff); s[3 * k + 1] = UInt8((u >> 8) & 0xff); s[3 * k + 2] = UInt8((u >> 16) & 0xff)
                 }
             case .int32:
                 for k in 0..<n {
                     let v = src[k]
-                    let q = v == v ? Int32(max(-2147483648, min(2147483647, (Double(v) * 2147483648).rounded()))) : 0
+                    let q = v == v ? Int32(max(-2_147_483_648, min(2_147_483_647, (Double(v) * 2_147_483_648).rounded()))) : 0
                     p.storeBytes(of: q.littleEndian, toByteOffset: 4 * k, as: Int32.self)
                 }
             case .float32:

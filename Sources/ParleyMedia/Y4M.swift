@@ -101,7 +101,7 @@ private func parseRatio(_ s: Substring) -> (Int, Int)? {
 
 /// Streaming Y4M reader for 4:2:0 files (`C420jpeg`, `C420paldv`, `C420mpeg2`, `C420`, or no
 /// `C`); other colourspaces are refused naming them. Reads one frame at a time into a
-/// caller's ``VideoFrame`` (no allocation when reused); memory is constant.
+/// caller's `VideoFrame` (no allocation when reused); memory is constant.
 ///
 /// Frame timestamps are 90 kHz: `index * 90000 * denominator / numerator`.
 ///
@@ -222,7 +222,7 @@ public struct Y4MReader: ByteSourceReader {
         return true
     }
 
-    /// Reads the next frame into a new ``VideoFrame`` (allocates; reuse a frame with
+    /// Reads the next frame into a new `VideoFrame` (allocates; reuse a frame with
     /// ``read(into:)`` in loops). Returns nil at the end of the stream.
     public mutating func readFrame() throws(MediaFileError) -> VideoFrame? {
         var frame = VideoFrame(validatedWidth: header.width, height: header.height)  // checked when the header was read

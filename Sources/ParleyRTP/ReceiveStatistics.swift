@@ -50,9 +50,9 @@ public enum RTPSequenceVerdict: Equatable, Sendable {
 ///
 /// Threading: a value type; one per SSRC, used on the receiving thread.
 public struct RTPSourceStatistics: Sendable {
-    /// RFC 3550 A.1 MAX_DROPOUT (``RTPSequenceValidator/maxDropout``).
+    /// RFC 3550 A.1 MAX_DROPOUT (``RTPSequenceValidator/maxDropout-type.property``).
     public static let maxDropout = UInt16(RTPSequenceValidator.maxDropout)
-    /// RFC 3550 A.1 MAX_MISORDER (``RTPSequenceValidator/maxMisorder``).
+    /// RFC 3550 A.1 MAX_MISORDER (``RTPSequenceValidator/maxMisorder-type.property``).
     public static let maxMisorder = UInt16(RTPSequenceValidator.maxMisorder)
     /// RFC 3550 A.1 MIN_SEQUENTIAL (``RTPSequenceValidator/minSequential``).
     public static let minSequential = RTPSequenceValidator.minSequential

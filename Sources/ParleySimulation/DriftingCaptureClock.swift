@@ -4,7 +4,7 @@
 /// (positive: it runs fast, so its nominal 20 ms elapse in less than 20 ms of monotonic time).
 ///
 /// It models a sound card's crystal: the monotonic time at which sample `n` of a nominal rate
-/// `sampleRate` is captured. Used by simulated participants; ``DriftEstimator`` measures the
+/// `sampleRate` is captured. Used by simulated participants; `DriftEstimator` measures the
 /// same quantity from real capture timestamps.
 public struct DriftingCaptureClock: Sendable, Hashable {
     /// Monotonic time of sample 0.

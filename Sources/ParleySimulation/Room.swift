@@ -44,7 +44,7 @@ public struct RoomConfiguration: Sendable {
     /// When set, every participant's audio loops until this many media seconds (soak runs);
     /// otherwise each participant leaves when its audio ends.
     public var duration: Double?
-    /// Cadence of ``CallEvent/Kind/statistics`` events, seconds. Default 1 s.
+    /// Cadence of `CallEvent/Kind/statistics` events, seconds. Default 1 s.
     public var statisticsInterval = 1.0
     /// Cadence of the dominant-speaker decision, seconds. Default 0.1 s.
     public var dominantInterval = 0.1
@@ -158,8 +158,8 @@ final class RoomStream {
 
 /// A call simulated end to end: each participant's audio is captured on its own (possibly
 /// drifting) clock, analysed, Opus-encoded and sent as RTP over its own ``SimulatedLink`` to one
-/// receiving client, a ``CallSession`` that buffers, decodes and analyses every stream, and
-/// publishes ``CallEvent``s: joined/left, muted/unmuted, talking started/stopped (receiver's
+/// receiving client, a `CallSession` that buffers, decodes and analyses every stream, and
+/// publishes `CallEvent`s: joined/left, muted/unmuted, talking started/stopped (receiver's
 /// analysis; talking-while-muted from the sender's), dominant speaker, statistics.
 ///
 /// The room is a harness around that session: it declares the participants as remotes, feeds
@@ -167,9 +167,9 @@ final class RoomStream {
 /// would, tells the session when a participant's audio has ended, and fills the statistics
 /// with what only the simulation knows (frames the sender produced, what the network lost).
 ///
-/// Driven by a ``MediaScheduler`` on the given clock: with a ``VirtualMediaClock`` it runs as fast
+/// Driven by a `MediaScheduler` on the given clock: with a `VirtualMediaClock` it runs as fast
 /// as the machine allows and is deterministic (same inputs and seed, same events); with
-/// ``SystemMediaClock`` it runs in real time.
+/// `SystemMediaClock` it runs in real time.
 ///
 /// Threading: ``run()`` blocks the calling thread; ``onEvent`` and ``onFrame`` are called on it.
 /// Subscribers of ``events`` may consume from any task.
@@ -192,7 +192,7 @@ public final class CallRoom {
     private var session: CallSession?
 
     /// A room of `participants` (their names must be unique).
-    /// - Throws: ``CallSessionError/duplicateName(_:)`` for a name given twice.
+    /// - Throws: `CallSessionError/duplicateName(_:)` for a name given twice.
     public init(participants: [RoomParticipant], configuration: RoomConfiguration, clock: any MediaClock) throws(CallSessionError) {
         var seen = Set<ParticipantID>()
         for p in participants where !seen.insert(p.name).inserted { throw .duplicateName(p.name) }
@@ -202,7 +202,7 @@ public final class CallRoom {
     }
 
     /// Runs the call to its end (every participant left and every stream drained).
-    /// - Throws: an ``OpusError`` or ``VADError`` if a participant's rate is unsupported.
+    /// - Throws: an `OpusError` or `VADError` if a participant's rate is unsupported.
     public func run() throws {
         let start = clock.now()
         let ntpOffset = 3_900_000_000.0

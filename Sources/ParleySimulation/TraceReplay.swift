@@ -18,7 +18,7 @@ public enum PacketOutcome: String, Sendable, Hashable, CaseIterable {
     case discarded
 }
 
-/// The result of replaying a trace through an ``AudioJitterBuffer``.
+/// The result of replaying a trace through an `AudioJitterBuffer`.
 public struct ReplayResult: Sendable {
     /// One outcome per trace row, in trace order.
     public var outcomes: [PacketOutcome]
@@ -52,8 +52,8 @@ public enum TraceReplay {
     /// (`(send_ms - first send_ms) / packetMs`); its RTP timestamp is `send_ms` at the clock rate.
     /// Runs until every packet was put and the buffer has drained.
     ///
-    /// - Throws: ``JitterConfigurationError`` when `payloads` is empty or `configuration` is
-    ///   out of range (see ``JitterBufferConfiguration/validate()``).
+    /// - Throws: `JitterConfigurationError` when `payloads` is empty or `configuration` is
+    ///   out of range (see `JitterBufferConfiguration/validate()`).
     public static func run<D: JitterBufferDecoder & ~Copyable>(
         _ trace: [TraceRow], payloads: [[UInt8]], configuration: JitterBufferConfiguration, decoder: inout D
     ) throws(JitterConfigurationError) -> ReplayResult {

@@ -78,7 +78,7 @@ public struct VADDecision: Sendable, Equatable {
 /// ``VADDecision`` per 10 ms out.
 ///
 /// Inputs at 8, 12, 24, 32 or 48 kHz are converted to an internal 16 kHz stream by ParleyCore's
-/// band-limited ``Resampler`` (16 kHz input is analysed as it is). Each 10 ms hop is analysed
+/// band-limited `Resampler` (16 kHz input is analysed as it is). Each 10 ms hop is analysed
 /// over the last 32 ms (causal, no look-ahead; the resampler delays what the front end hears by
 /// 1.2 ms at 32 and 48 kHz, 1.3 ms at 24 kHz, 3.3 ms at 12 kHz, 4.8 ms at 8 kHz) into 32 mel band
 /// levels, the same levels over their floors, and 31 spectral and temporal features (band SNRs

@@ -1,5 +1,7 @@
 import Foundation
 import ParleyCodecs
+import ParleyCore
+import ParleyMedia
 
 /// `parley codec`: round-trips a WAV through Opus or a Y4M through VP8/VP9 and prints the
 /// quality (waveform correlation and SNR, or luma PSNR) and the bitrate reached.
@@ -82,7 +84,7 @@ private func opusRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Str
     case "lowdelay": application = .restrictedLowDelay
     case let other: throw ArgumentScanner.UsageError(description: "--application must be voip, audio or lowdelay, got '\(other)'")
     }
-    let audio = try readWAV(path)
+    let audio = try readCodecWAV(path)
     let frame = Int((Double(audio.sampleRate) * frameMs / 1000).rounded())
     guard isValidOpusFrameSize(samplesPerChannel: frame, sampleRate: audio.sampleRate),
           abs(Double(frame) * 1000 / Double(audio.sampleRate) - frameMs) < 1e-9 else {
@@ -111,7 +113,7 @@ private func opusRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Str
         output += pcm
         start += step
     }
-    guard packets > 0 else { throw MediaFileError(path: path, reason: "shorter than one \(frameMs) ms frame") }
+    guard packets > 0 else { throw MediaFileError.unsupported(path: path, what: "audio shorter than one \(frameMs) ms frame") }
     // Compare input sample i with output sample i + lookahead, all channels interleaved.
     let lag = encoder.lookahead * ch
     var sx = 0.0, sy = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0, noise = 0.0
@@ -147,16 +149,17 @@ private func vpxRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Stri
     case let other: throw ArgumentScanner.UsageError(description: "--codec must be vp8 or vp9, got '\(other)'")
     }
     let kbps = try s.int("kbps", default: 500, in: 10...100_000)
-    let video = try readY4M(path)
-    guard !video.frames.isEmpty else { throw MediaFileError(path: path, reason: "no frames") }
-    let fps = max(1, Int((Double(video.fpsNumerator) / Double(video.fpsDenominator)).rounded()))
-    var config = VPXEncoderConfiguration(codec: codec, width: video.width, height: video.height,
+    let video = try readCodecY4M(path)
+    guard !video.frames.isEmpty else { throw MediaFileError.unsupported(path: path, what: "a Y4M file with no frames") }
+    let header = video.header
+    let fps = max(1, Int((Double(header.frameRateNumerator) / Double(header.frameRateDenominator)).rounded()))
+    var config = VPXEncoderConfiguration(codec: codec, width: header.width, height: header.height,
                                          framesPerSecond: fps, targetBitrateKbps: kbps)
     if s.value("cpu-used") != nil { config.cpuUsed = try s.int("cpu-used", default: 0, in: -16...16) }
     var encoder = try VPXEncoder(config)
     var decoder = try VPXDecoder(codec: codec)
     var packet = VPXPacket()
-    var decoded = try VideoFrame(width: video.width, height: video.height)
+    var decoded = try VideoFrame(width: header.width, height: header.height)
     var bytes = 0, keyframes = 0, psnrSum = 0.0, psnrMin = Double.infinity, compared = 0
     for f in video.frames {
         guard try encoder.encode(f, into: &packet) else { continue }
@@ -175,12 +178,12 @@ private func vpxRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Stri
         psnrMin = min(psnrMin, psnr)
         compared += 1
     }
-    let seconds = Double(video.frames.count) * Double(video.fpsDenominator) / Double(video.fpsNumerator)
+    let seconds = Double(video.frames.count) * Double(header.frameRateDenominator) / Double(header.frameRateNumerator)
     return [
         ("codec", "\"\(codec.rawValue)\""),
-        ("width", "\(video.width)"),
-        ("height", "\(video.height)"),
-        ("fps", codecFixed(Double(video.fpsNumerator) / Double(video.fpsDenominator), 2)),
+        ("width", "\(header.width)"),
+        ("height", "\(header.height)"),
+        ("fps", codecFixed(Double(header.frameRateNumerator) / Double(header.frameRateDenominator), 2)),
         ("target_kbps", "\(kbps)"),
         ("frames", "\(compared)"),
         ("keyframes", "\(keyframes)"),
@@ -188,4 +191,29 @@ private func vpxRoundTrip(_ path: String, _ s: ArgumentScanner) throws -> [(Stri
         ("luma_psnr_db", codecFixed(psnrSum / Double(max(compared, 1)), 2)),
         ("luma_psnr_min_db", codecFixed(psnrMin, 2)),
     ]
+}
+
+/// A WAV file's interleaved samples, read whole: 16-bit PCM, mono or stereo.
+private func readCodecWAV(_ path: String) throws(MediaFileError) -> (sampleRate: Int, channels: Int, samples: [Int16]) {
+    var reader = try WAVReader(path: path)
+    let format = reader.format
+    guard format.encoding == .int16, format.channels <= 2 else {
+        throw .unsupported(path: path, what: "\(format) (parley codec takes 16-bit PCM, mono or stereo)")
+    }
+    var samples: [Int16] = []
+    var chunk = [Int16](repeating: 0, count: 4096 * format.channels)
+    while true {
+        let frames = try reader.read(into: &chunk)
+        if frames == 0 { break }
+        samples += chunk[0..<(frames * format.channels)]
+    }
+    return (format.sampleRate, format.channels, samples)
+}
+
+/// A Y4M file read whole: size, frame rate and the pictures.
+private func readCodecY4M(_ path: String) throws(MediaFileError) -> (header: Y4MHeader, frames: [VideoFrame]) {
+    var reader = try Y4MReader(path: path)
+    var frames: [VideoFrame] = []
+    while let frame = try reader.readFrame() { frames.append(frame) }
+    return (reader.header, frames)
 }

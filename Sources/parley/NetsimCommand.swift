@@ -2,6 +2,7 @@ import Foundation
 import ParleyCall
 import ParleyCodecs
 import ParleyJitter
+import ParleyMedia
 import ParleySimulation
 
 private let netsimHelp = """
@@ -99,7 +100,7 @@ private func netsimReplay(trace tracePath: String, report: String, json: Bool, s
     let frames: [[UInt8]]
     let rate: Int
     do {
-        let (samples, r) = try netsimReadWAV([UInt8](Data(contentsOf: URL(fileURLWithPath: speechPath))))
+        let (samples, r) = try netsimReadWAV(speechPath)
         guard r == 48_000 || r == 16_000 else {
             printError("parley netsim: \(speechPath): sample rate \(r) Hz; use a 48 or 16 kHz file")
             return ExitStatus.failure
@@ -110,6 +111,9 @@ private func netsimReplay(trace tracePath: String, report: String, json: Bool, s
             printError("parley netsim: \(speechPath): shorter than one 20 ms frame")
             return ExitStatus.failure
         }
+    } catch let e as MediaFileError {
+        printError("parley netsim: \(e)")
+        return ExitStatus.failure
     } catch {
         printError("parley netsim: \(speechPath): \(error)")
         return ExitStatus.failure

@@ -1,51 +1,23 @@
-import Foundation
 import ParleyCodecs
 import ParleyJitter
+import ParleyMedia
 import ParleyRTP
 
-/// A malformed or unsupported WAV file given to `parley netsim`.
-struct NetsimWAVError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Reads a 16-bit PCM WAV (RIFF/WAVE, `fmt ` tag 1 or WAVE_FORMAT_EXTENSIBLE) into mono
-/// samples (channel 0). Only what `netsim` needs; malformed files throw, never trap.
-func netsimReadWAV(_ bytes: [UInt8]) throws(NetsimWAVError) -> (samples: [Int16], sampleRate: Int) {
-    func u32(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24 }
-    func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
-    guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
-        throw NetsimWAVError(description: "not a RIFF/WAVE file")
+/// The first channel of a 16-bit PCM WAV file, and its sample rate.
+func netsimReadWAV(_ path: String) throws(MediaFileError) -> (samples: [Int16], sampleRate: Int) {
+    var reader = try WAVReader(path: path)
+    let format = reader.format
+    guard format.encoding == .int16 else {
+        throw .unsupported(path: path, what: "\(format) (parley netsim takes 16-bit PCM)")
     }
-    var offset = 12
-    var format: (tag: Int, channels: Int, rate: Int, bits: Int)?
-    while offset + 8 <= bytes.count {
-        let size = u32(offset + 4)
-        let body = offset + 8
-        guard size >= 0, body + size <= bytes.count || bytes[offset..<offset + 4].elementsEqual("data".utf8) else {
-            throw NetsimWAVError(description: "chunk at byte \(offset) runs past the end of the file")
-        }
-        if bytes[offset..<offset + 4].elementsEqual("fmt ".utf8) {
-            guard size >= 16 else { throw NetsimWAVError(description: "fmt chunk too short") }
-            format = (u16(body), u16(body + 2), u32(body + 4), u16(body + 14))
-        } else if bytes[offset..<offset + 4].elementsEqual("data".utf8) {
-            guard let f = format else { throw NetsimWAVError(description: "data chunk before fmt chunk") }
-            guard f.tag == 1 || f.tag == 0xFFFE, f.bits == 16, f.channels >= 1 else {
-                throw NetsimWAVError(description: "only 16-bit PCM WAV is supported (format \(f.tag), \(f.bits) bits)")
-            }
-            let end = min(bytes.count, body + size)
-            let frameBytes = 2 * f.channels
-            var samples: [Int16] = []
-            samples.reserveCapacity((end - body) / frameBytes)
-            var o = body
-            while o + frameBytes <= end {
-                samples.append(Int16(bitPattern: UInt16(bytes[o]) | UInt16(bytes[o + 1]) << 8))
-                o += frameBytes
-            }
-            return (samples, f.rate)
-        }
-        offset = body + size + (size & 1)
+    var samples: [Int16] = []
+    var chunk = [Int16](repeating: 0, count: 4096 * format.channels)
+    while true {
+        let frames = try reader.read(into: &chunk)
+        if frames == 0 { break }
+        for i in 0..<frames { samples.append(chunk[i * format.channels]) }
     }
-    throw NetsimWAVError(description: "no data chunk")
+    return (samples, format.sampleRate)
 }
 
 /// Speech encoded as 20 ms Opus packets (VoIP, in-band FEC on, 10 % expected loss).

@@ -194,8 +194,8 @@ private func reportErrorText(_ error: any Error) -> String {
     }
 }
 
-private extension String {
-    var nilIfEmpty: String? { isEmpty ? nil : self }
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }
 
 // MARK: - Counts

@@ -6,7 +6,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized) struct CallCommandTests {
+@Suite(.serialized, .tags(.realTime)) struct CallCommandTests {
     private func events(_ path: URL) throws -> [[String: Any]] {
         try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map { line in
             try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

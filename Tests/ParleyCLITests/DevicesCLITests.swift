@@ -93,7 +93,7 @@ private func wavSamples(_ path: String) throws -> (rate: Int, channels: Int, sam
     return (0, 0, [])
 }
 
-@Suite(.enabled(if: devicesParleyBinary != nil, "parley binary not built (run 'swift build'); CLI tests skipped"))
+@Suite(.tags(.realTime), .enabled(if: devicesParleyBinary != nil, "parley binary not built (run 'swift build'); CLI tests skipped"))
 struct DevicesCLITests {
     @Test func devicesListsWhatIsPresentAndSaysNoneFoundOtherwise() throws {
         let r = try runDevicesCLI(["devices"])

@@ -32,7 +32,7 @@ private func sendDatagram(_ bytes: [UInt8], port: UInt16) {
     }
 }
 
-@Suite(.serialized, .enabled(if: haveParley, "the parley binary is not built at .build/debug/parley (run 'swift build' first)"))
+@Suite(.serialized, .tags(.realTime), .enabled(if: haveParley, "the parley binary is not built at .build/debug/parley (run 'swift build' first)"))
 struct SendReceiveCommandContract {
     @Test func usageErrorsExitWithStatus2() throws {
         let dir = try interopDirectory("usage")

@@ -87,7 +87,7 @@ private func runParleySend(_ file: URL, port: UInt16, in dir: URL) throws {
     #expect(status == 0, "parley send failed: \(send.output)")
 }
 
-@Suite(.serialized) struct InteropTests {
+@Suite(.serialized, .tags(.realTime)) struct InteropTests {
     // MARK: parley send -> GStreamer / ffmpeg
 
     @Test(.enabled(if: gst != nil, "gst-launch-1.0 not installed"), .enabled(if: haveParley, parleyMissing))

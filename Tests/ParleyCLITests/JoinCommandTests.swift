@@ -9,7 +9,7 @@ import JanusTestSupport
 import ParleyJanus
 import Synchronization
 
-@Suite(.serialized, .enabled(if: JanusServer.binaryPath != nil,
+@Suite(.serialized, .tags(.realTime), .enabled(if: JanusServer.binaryPath != nil,
                              "janus is not installed (apt-get install janus): the room tests are skipped"))
 struct JoinCommandTests {
     private func events(_ path: URL) throws -> [[String: Any]] {

@@ -126,7 +126,7 @@ import Testing
 
     /// The live grid on a real terminal (tmux): 3 participants in ceil(sqrt(3)) = 2 columns, a
     /// talking participant with a green border.
-    @Test func liveGridOnATerminalHighlightsTalking() throws {
+    @Test(.tags(.realTime)) func liveGridOnATerminalHighlightsTalking() throws {
         try #require(Self.files.count == 3)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
             print("skipping: tmux is not installed")

@@ -44,7 +44,7 @@ private func expectSpeech(_ url: URL, _ source: [Float], _ who: String, minimumS
     print("srtp interop \(who): \(decoded.samples.count) samples, correlation \(String(format: "%.4f", c)) at lag \(lag)")
 }
 
-@Suite(.serialized) struct SRTPInteropTests {
+@Suite(.serialized, .tags(.realTime)) struct SRTPInteropTests {
     /// `parley send --srtp --sdp` writes an SDP that ffmpeg opens as it is and decrypts.
     @Test(.enabled(if: ffmpeg != nil, "ffmpeg not installed"), .enabled(if: haveParley, parleyMissing))
     func parleySendsSRTPToFFmpegThroughItsSDP() throws {

@@ -312,6 +312,6 @@ private struct CollectingTransport: PacketTransport {
     }
 }
 
-private extension RTPPacketView {
-    var headerFields: (sequence: UInt16, timestamp: UInt32, marker: Bool) { (sequenceNumber, timestamp, marker) }
+extension RTPPacketView {
+    fileprivate var headerFields: (sequence: UInt16, timestamp: UInt32, marker: Bool) { (sequenceNumber, timestamp, marker) }
 }

@@ -9,7 +9,7 @@ private struct TestRandom {
     mutating func int(in range: ClosedRange<Int64>) -> Int64 {
         state ^= state >> 12; state ^= state << 25; state ^= state >> 27
         let span = UInt64(range.upperBound - range.lowerBound) + 1
-        return range.lowerBound + Int64(bitPattern: (state &* 2685821657736338717) % span)
+        return range.lowerBound + Int64(bitPattern: (state &* 2_685_821_657_736_338_717) % span)
     }
 }
 

@@ -121,7 +121,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         #expect(try readRaw(Int16.self, from: out) == samples)
     }
 
-    @Test func captureOverrunFromNotReadingIsRecoveredAndCounted() throws {
+    @Test(.tags(.realTime)) func captureOverrunFromNotReadingIsRecoveredAndCounted() throws {
         // A clocked PCM keeps real time: 10 ms periods, 10 periods of buffer (100 ms, so a busy
         // test machine does not overrun by accident).
         var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1),
@@ -141,7 +141,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         try mic.close()
     }
 
-    @Test func playbackUnderrunFromNotWritingIsRecoveredAndCounted() throws {
+    @Test(.tags(.realTime)) func playbackUnderrunFromNotWritingIsRecoveredAndCounted() throws {
         var speaker = try ALSAPlayback<Float>.clocked(parameters: .init(format: audioFormat(48_000, 1),
                                                                         periodCount: 10))
         let frame = AudioFrame<Float>(format: speaker.setup.format, samplesPerChannel: 480)
@@ -153,7 +153,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         try speaker.close()
     }
 
-    @Test func suspendIsResumedAndCounted() throws {
+    @Test(.tags(.realTime)) func suspendIsResumedAndCounted() throws {
         var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1),
                                                                    periodCount: 10))
         var frame = mic.makeFrame()
@@ -174,7 +174,7 @@ func readRaw<T: BitwiseCopyable>(_: T.Type, from path: String) throws -> [T] {
         #expect(speaker.xruns.suspends == 1)
     }
 
-    @Test func clockedCaptureIsPacedAtTheSampleRate() throws {
+    @Test(.tags(.realTime)) func clockedCaptureIsPacedAtTheSampleRate() throws {
         var mic = try ALSACapture<Int16>.clocked(parameters: .init(format: audioFormat(16_000, 1)))
         var frame = mic.makeFrame()
         let start = MonotonicTime.now()

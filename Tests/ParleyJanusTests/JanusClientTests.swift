@@ -5,7 +5,7 @@ import JanusTestSupport
 
 /// Against a real Janus (the Debian package), started per test on 127.0.0.1 and stopped by
 /// process id. Serialized: one Janus at a time on a small machine.
-@Suite(.serialized, .enabled(if: JanusServer.binaryPath != nil,
+@Suite(.serialized, .tags(.realTime), .enabled(if: JanusServer.binaryPath != nil,
                              "janus is not installed (apt-get install janus): the Janus client tests are skipped"))
 struct JanusClientTests {
     @Test func audioBridgeRoomLifecycle() async throws {

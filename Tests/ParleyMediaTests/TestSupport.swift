@@ -17,10 +17,10 @@ func temporaryDirectory() -> String {
 /// A deterministic pseudo-random generator (xorshift64*) so tests are repeatable.
 struct TestRandom {
     var state: UInt64
-    init(seed: UInt64) { state = seed == 0 ? 0x9E3779B97F4A7C15 : seed }
+    init(seed: UInt64) { state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed }
     mutating func next() -> UInt64 {
         state ^= state >> 12; state ^= state << 25; state ^= state >> 27
-        return state &* 2685821657736338717
+        return state &* 2_685_821_657_736_338_717
     }
     mutating func int(in range: ClosedRange<Int64>) -> Int64 {
         let span = UInt64(range.upperBound - range.lowerBound) &+ 1

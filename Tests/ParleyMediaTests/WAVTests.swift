@@ -8,9 +8,9 @@ private func representableSamples(_ encoding: WAVSampleEncoding, count: Int, see
     return (0..<count).map { _ in
         switch encoding {
         case .int16: return Float(rng.int(in: -32768...32767)) / 32768
-        case .int24: return Float(rng.int(in: -8388608...8388607)) / 8388608
+        case .int24: return Float(rng.int(in: -8_388_608...8_388_607)) / 8_388_608
         // Float has a 24-bit significand: keep 24 significant bits of the 32-bit value.
-        case .int32: return Float(rng.int(in: -8388608...8388607) * 256) / 2147483648
+        case .int32: return Float(rng.int(in: -8_388_608...8_388_607) * 256) / 2_147_483_648
         case .float32: return Float(rng.int(in: -1_000_000...1_000_000)) / 999_999.5
         }
     }

@@ -9,53 +9,28 @@
 //   parley-vadtool meeting FILE.wav...           JSON lines of talking/silent/dominant events,
 //                                                one participant per file (meetingeval.py --events)
 //
-// It reads mono or multi-channel (first channel) 16-bit PCM or 32-bit float WAV at the rates the
-// VAD takes. The features come from the product's own front end (`@_spi(Training)`), so training
+// It reads mono or multi-channel (first channel) WAV (ParleyMedia's reader: 16/24/32-bit PCM or
+// 32-bit float) at the rates the VAD takes. The features come from the product's own front end (`@_spi(Training)`), so training
 // and product cannot diverge.
 
 import Foundation
+import ParleyMedia
 @_spi(Training) import ParleyVoice
 
 struct ToolError: Error, CustomStringConvertible { let description: String }
 
+/// The first channel of a WAV file as Float samples, and its sample rate.
 func readWAV(_ path: String) throws -> (rate: Int, samples: [Float]) {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    let bytes = [UInt8](data)
-    func u32(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24 }
-    func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
-    guard bytes.count >= 12, bytes[0..<4] == [0x52, 0x49, 0x46, 0x46], bytes[8..<12] == [0x57, 0x41, 0x56, 0x45] else {
-        throw ToolError(description: "\(path): not a RIFF/WAVE file")
+    var reader = try WAVReader(path: path)
+    let channels = reader.format.channels
+    var samples: [Float] = []
+    var chunk = [Float](repeating: 0, count: 4096 * channels)
+    while true {
+        let frames = try reader.read(into: &chunk)
+        if frames == 0 { break }
+        for i in 0..<frames { samples.append(chunk[i * channels]) }
     }
-    var o = 12
-    var format = 0, channels = 0, rate = 0, bits = 0
-    while o + 8 <= bytes.count {
-        let id = String(decoding: bytes[o..<o + 4], as: UTF8.self)
-        let size = u32(o + 4)
-        let body = o + 8
-        if id == "fmt " {
-            format = u16(body); channels = u16(body + 2); rate = u32(body + 4); bits = u16(body + 14)
-            if format == 0xFFFE { format = u16(body + 24) }
-        } else if id == "data" {
-            guard channels > 0 else { throw ToolError(description: "\(path): data before fmt") }
-            let end = min(body + size, bytes.count)
-            let frameBytes = channels * bits / 8
-            let n = (end - body) / frameBytes
-            var out = [Float](repeating: 0, count: n)
-            for i in 0..<n {
-                let p = body + i * frameBytes
-                if format == 1 && bits == 16 {
-                    out[i] = Float(Int16(bitPattern: UInt16(u16(p)))) / 32768
-                } else if format == 3 && bits == 32 {
-                    out[i] = Float(bitPattern: UInt32(u32(p)))
-                } else {
-                    throw ToolError(description: "\(path): only 16-bit PCM or 32-bit float WAV")
-                }
-            }
-            return (rate, out)
-        }
-        o = body + size + (size & 1)
-    }
-    throw ToolError(description: "\(path): no data chunk")
+    return (reader.format.sampleRate, samples)
 }
 
 func stem(_ path: String) -> String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
