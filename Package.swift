@@ -69,7 +69,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "CSRTP"], swiftSettings: swiftSettings),
+        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleyRTP", "CSRTP"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],

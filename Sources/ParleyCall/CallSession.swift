@@ -716,29 +716,22 @@ public final class CallSession {
         v.heldCount = 0
     }
 
-    /// Whether an RTCP compound packet is feedback about `ssrc`: a generic NACK or PLI whose
-    /// media SSRC it is, or a report block about it.
-    static func isFeedback(_ bytes: UnsafeRawBufferPointer, about ssrc: UInt32) -> Bool {
-        func word(_ at: Int) -> UInt32 {
-            UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
-        }
-        var i = 0
-        while i + 4 <= bytes.count {
-            let end = min(bytes.count, i + 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1))
-            switch bytes[i + 1] {
-            case RTCPPacket.senderReportType, RTCPPacket.receiverReportType:
-                var at = i + (bytes[i + 1] == RTCPPacket.senderReportType ? 28 : 8)
-                for _ in 0..<Int(bytes[i] & 0x1F) where at + 4 <= end {
-                    if word(at) == ssrc { return true }
-                    at += 24
-                }
-            case 205, 206:
-                if i + 12 <= end, word(i + 8) == ssrc { return true }
-            default: break
+    /// What an RTCP datagram (compound or reduced-size) holds for the demultiplexer: feedback
+    /// about `ssrc` (a feedback message whose media SSRC it is, or a report block about it), and
+    /// a BYE. Nil for a malformed datagram.
+    static func inspect(_ bytes: UnsafeRawBufferPointer, feedbackAbout ssrc: UInt32?) -> (feedback: Bool, bye: Bool)? {
+        var feedback = false, bye = false
+        do throws(RTPError) {
+            try RTCPCompound.forEachPacket(in: bytes, reducedSize: true) { view in
+                if view.isBye { bye = true }
+                guard let ssrc, !feedback else { return }
+                if view.mediaSSRC == ssrc { feedback = true }
+                view.forEachReportBlock { block in if block.ssrc == ssrc { feedback = true } }
             }
-            i = end
+        } catch {
+            return nil
         }
-        return false
+        return (feedback, bye)
     }
 
     /// The local participant's media ended (its source, an error, or ``stop()``): an RTCP BYE
@@ -754,44 +747,43 @@ public final class CallSession {
             ssrcs.append(v.sender.ssrc)
             endLocalVideo(v)
         }
-        let body = ssrcs.flatMap { s in [UInt8(s >> 24), UInt8(s >> 16 & 0xFF), UInt8(s >> 8 & 0xFF), UInt8(s & 0xFF)] }
-        let packets: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: ssrc)),
-                                     .other(packetType: Self.byePacketType, count: UInt8(ssrcs.count), body: body)]
+        let packets: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: ssrc)), .bye(RTCPBye(ssrcs: ssrcs))]
         guard let bytes = try? RTCPCompound.marshalled(packets) else { return }
         _ = bytes.withUnsafeBytes { l.transport.send($0, at: clock.now()) }
     }
-
-    /// RTCP BYE (RFC 3550 6.6).
-    static let byePacketType: UInt8 = 203
 
     /// Routes one datagram to its remote by SSRC (RTP: bytes 8-11; RTCP: the sender's SSRC,
     /// bytes 4-7; an RTCP BYE ends the remotes it names).
     private func demultiplex(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
         statistics.datagrams += 1
-        let rtcp = bytes.count >= 2 && (200...204).contains(bytes[1])
+        let rtcp = RTPMultiplexing.isRTCP(bytes)
         guard bytes.count >= (rtcp ? 8 : 12), bytes[0] >> 6 == 2 else { statistics.malformed += 1; return }
         let at = rtcp ? 4 : 8
         let ssrc = UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
         var route = bySSRC[ssrc]
+        var bye = false
         // Feedback about the local video goes to its sender (answered once the transports are
         // read); it still shows that its sender is there. A sender report carrying it also goes
         // on to its remote (its audio or video mapping).
-        if rtcp, let v = localVideo, Self.isFeedback(bytes, about: v.sender.ssrc) {
-            statistics.videoFeedback += 1
-            if v.heldCount < v.heldLength.count, bytes.count <= RTPLimits.maximumDatagramSize {
-                let i = v.heldCount, size = RTPLimits.maximumDatagramSize
-                v.held.withUnsafeMutableBytes { all in
-                    UnsafeMutableRawBufferPointer(rebasing: all[(i * size)..<(i * size + bytes.count)]).copyMemory(from: bytes)
+        if rtcp, let seen = Self.inspect(bytes, feedbackAbout: localVideo?.sender.ssrc) {
+            bye = seen.bye
+            if seen.feedback, let v = localVideo {
+                statistics.videoFeedback += 1
+                if v.heldCount < v.heldLength.count, bytes.count <= RTPLimits.maximumDatagramSize {
+                    let i = v.heldCount, size = RTPLimits.maximumDatagramSize
+                    v.held.withUnsafeMutableBytes { all in
+                        UnsafeMutableRawBufferPointer(rebasing: all[(i * size)..<(i * size + bytes.count)]).copyMemory(from: bytes)
+                    }
+                    v.heldLength[i] = bytes.count
+                    v.heldArrival[i] = arrival
+                    v.heldCount += 1
+                } else {
+                    statistics.videoFeedbackDropped += 1
                 }
-                v.heldLength[i] = bytes.count
-                v.heldArrival[i] = arrival
-                v.heldCount += 1
-            } else {
-                statistics.videoFeedbackDropped += 1
-            }
-            if bytes[1] != RTCPPacket.senderReportType || route == nil {
-                if let route { remotes[route.remote].lastArrival = arrival }
-                return
+                if bytes[1] != RTCPPacket.senderReportType || route == nil {
+                    if let route { remotes[route.remote].lastArrival = arrival }
+                    return
+                }
             }
         }
         if route == nil {
@@ -809,7 +801,7 @@ public final class CallSession {
         }
         let r = remotes[route!.remote]
         r.lastArrival = arrival
-        if rtcp, Self.containsBye(bytes) {
+        if bye {
             statistics.byes += 1
             r.ended = true
         }
@@ -818,16 +810,6 @@ public final class CallSession {
         } else {
             r.receiver.receive(bytes, at: arrival)
         }
-    }
-
-    /// Whether an RTCP compound packet holds a BYE (packet type 203), walking the headers.
-    private static func containsBye(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        while i + 4 <= bytes.count {
-            if bytes[i + 1] == byePacketType { return true }
-            i += 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1)
-        }
-        return false
     }
 
     /// Hands `body` to the call's thread: it runs there, with this session, at the start of the
