@@ -42,6 +42,12 @@ public struct CallSessionConfiguration: Sendable {
     /// event streams finish) once every remote participant that joined has left. Default false:
     /// a client's call runs until ``CallSession/stop()``.
     public var endsWhenEveryoneLeft = false
+    /// Remote participants that left whose final counters the session keeps, the most recent
+    /// ones (for ``CallSession/remoteNames`` and ``CallSession/receiveStatistics(of:)`` at the
+    /// end of a call). Everything else of a remote (its receiver, decoder, transports with its
+    /// roles) is released when it leaves, so a call where people come and go stays the same
+    /// size. Default 256.
+    public var departedRemotesKept = 256
 
     public init() {}
 }
@@ -143,6 +149,7 @@ public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible
 
 /// A transport added to a ``CallSession``.
 public struct CallTransportID: Sendable, Hashable {
+    /// Its place in the order transports were added (stable: transports that go are not renumbered).
     let index: Int
 }
 
@@ -152,7 +159,8 @@ public enum CallTransportRole: Sendable, Hashable {
     /// first in every playout frame.
     case shared
     /// One remote participant's audio: drained just before that remote plays out, and the
-    /// remote leaves only once nothing is in flight on it (a simulated link).
+    /// remote leaves only once nothing is in flight on it (a simulated link). This role and
+    /// the two below end when that remote leaves; a transport left without a role is released.
     case audio(of: ParticipantID)
     /// One remote participant's video: drained just after its audio played out (so lip sync
     /// sees the audio of this frame).
@@ -192,9 +200,23 @@ package struct TransportHandle: PacketTransport {
     package var inFlight: Int { box.inFlight }
 }
 
+/// Where a remote participant is in its life in the call.
+enum SessionRemoteLifecycle: Equatable {
+    /// Receiving and playing out.
+    case active
+    /// Ended (an RTCP BYE, ``CallSession/remoteEnded(_:)``, the silence timeout): its audio
+    /// plays out, and once its audio transports and jitter buffer are empty it leaves after
+    /// `drainFramesLeft` more playout frames.
+    case ending(drainFramesLeft: Int)
+    /// Gone (its `left` event is out): released at the end of the playout frame.
+    case left
+}
+
 /// One remote participant's receive side.
 final class SessionRemote {
     let name: ParticipantID
+    /// Its place in the join order.
+    let serial: Int
     let audioSSRC: UInt32
     var receiver: AudioReceivePipeline<OpusJitterDecoder>
     var video: SessionRemoteVideo?
@@ -204,16 +226,31 @@ final class SessionRemote {
     /// Where its video's RTCP feedback goes (``CallTransportRole/videoFeedback(of:)``).
     var videoFeedbackTransports: [SessionTransport] = []
     var lastArrival: MonotonicTime?
-    var ended = false
-    var left = false
-    var drainFrames = 0
+    var lifecycle = SessionRemoteLifecycle.active
 
-    init(name: ParticipantID, audioSSRC: UInt32, configuration: AudioReceiveConfiguration) throws {
+    init(name: ParticipantID, serial: Int, audioSSRC: UInt32, configuration: AudioReceiveConfiguration) throws {
         self.name = name
+        self.serial = serial
         self.audioSSRC = audioSSRC
         let decoder = try OpusJitterDecoder(sampleRate: configuration.sampleRate, channels: 1)
         receiver = try AudioReceivePipeline(configuration: configuration, decoder: decoder)
     }
+
+    /// Ends an active remote: it drains, then leaves after `drainFrames` empty frames.
+    func end(drainFrames: Int) {
+        if lifecycle == .active { lifecycle = .ending(drainFramesLeft: drainFrames) }
+    }
+}
+
+/// What is kept of a remote participant that left: its final counters.
+struct DepartedRemote {
+    let serial: Int
+    let name: ParticipantID
+    let receive: AudioReceiveStatistics
+    let jitter: JitterBufferStatistics
+    /// Before ``CallSession/refineStatistics`` (applied when read).
+    let audio: ParticipantAudioStatistics
+    let video: VideoStatistics?
 }
 
 final class SessionRemoteVideo {
@@ -313,6 +350,9 @@ final class SessionLocalVideo {
 ///   played out. Its SSRCs are then free: if it sends again, it joins again as an undeclared
 ///   remote (or, with undeclared remotes not admitted, its packets are counted and dropped
 ///   until it is declared again).
+///   Everything else of it is released then (its receiver, the roles of its transports), so a
+///   call where people come and go stays the same size; its final counters are kept
+///   (``CallSessionConfiguration/departedRemotesKept``).
 /// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
 ///   from any ``AudioCaptureSource`` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
@@ -372,10 +412,18 @@ public final class CallSession {
     /// (``post(_:)`` forwards to it). Keep it, not the session, in a task that signals.
     public let inlet = CallSessionInlet()
 
-    private var transports: [(box: SessionTransport, role: CallTransportRole)] = []
+    /// Each transport with one of its roles (a transport with two roles is here twice), by the
+    /// ``CallTransportID/index`` it was added as.
+    private var transports: [(id: Int, box: SessionTransport, role: CallTransportRole)] = []
+    private var transportsAdded = 0
+    /// The remotes present, in join order (a remote that leaves is released at the end of
+    /// that playout frame).
     private var remotes: [SessionRemote] = []
-    /// SSRC -> (remote index, is video), for the demultiplexer; capacity reserved up front.
-    private var bySSRC: [UInt32: (remote: Int, video: Bool)] = [:]
+    private var remotesJoined = 0
+    /// The final counters of the most recent remotes that left, oldest first.
+    private var departed: [DepartedRemote] = []
+    /// SSRC -> (remote, is video), for the demultiplexer; capacity reserved up front.
+    private var bySSRC: [UInt32: (remote: SessionRemote, video: Bool)] = [:]
     private var local: SessionLocal?
     private var localVideo: SessionLocalVideo?
     private var videoID: MediaScheduler.StreamID?
@@ -408,10 +456,11 @@ public final class CallSession {
     @discardableResult
     public func addTransport<T: PacketTransport & ~Copyable>(_ transport: consuming T,
                                                              role: CallTransportRole = .shared) -> CallTransportID {
-        let box = BoxedTransport(transport)
-        transports.append((box, role))
-        attachTransports()
-        return CallTransportID(index: transports.count - 1)
+        let id = transportsAdded
+        transportsAdded += 1
+        transports.append((id, BoxedTransport(transport), role))
+        attachTransports(role)
+        return CallTransportID(index: id)
     }
 
     /// Declares a remote participant: it joins now (a `joined` event) under its name, and
@@ -419,7 +468,7 @@ public final class CallSession {
     /// - Throws: ``CallSessionError`` for a name or SSRC already in the call, or a video
     ///   decoder that cannot be created; a ``VADError`` if the receive rate is unsupported.
     public func addRemote(_ remote: RemoteParticipant) throws {
-        guard !remotes.contains(where: { $0.name == remote.name && !$0.left }), local?.name != remote.name else {
+        guard !remotes.contains(where: { $0.name == remote.name }), local?.name != remote.name else {
             throw CallSessionError.duplicateName(remote.name)
         }
         for ssrc in [remote.audioSSRC] + (remote.video.map { [$0.ssrc] } ?? []) where bySSRC[ssrc] != nil {
@@ -429,7 +478,8 @@ public final class CallSession {
         where local?.sender.configuration.ssrc == ssrc || localVideo?.sender.ssrc == ssrc {
             throw CallSessionError.duplicateSSRC(ssrc)
         }
-        let r = try SessionRemote(name: remote.name, audioSSRC: remote.audioSSRC, configuration: configuration.receive)
+        let r = try SessionRemote(name: remote.name, serial: remotesJoined, audioSSRC: remote.audioSSRC,
+                                  configuration: configuration.receive)
         if let v = remote.video {
             do { r.video = try SessionRemoteVideo(v) } catch { throw CallSessionError.video("\(error)") }
         }
@@ -439,10 +489,10 @@ public final class CallSession {
     private func join(_ r: SessionRemote) {
         if r.lastArrival == nil { r.lastArrival = clock.now() }
         remotes.append(r)
-        let index = remotes.count - 1
-        bySSRC[r.audioSSRC] = (index, false)
-        if let v = r.video { bySSRC[v.ssrc] = (index, true) }
-        attachTransports()
+        remotesJoined += 1
+        bySSRC[r.audioSSRC] = (r, false)
+        if let v = r.video { bySSRC[v.ssrc] = (r, true) }
+        attach(r)
         speaker.join(r.name)
         emit(CallEvent(time: mediaTime, participant: r.name, kind: .joined))
     }
@@ -453,18 +503,35 @@ public final class CallSession {
     /// once per playout frame whatever its roles.
     /// - Throws: ``CallSessionError/unknownTransport``.
     public func addRole(_ role: CallTransportRole, to transport: CallTransportID) throws(CallSessionError) {
-        guard transport.index >= 0, transport.index < transports.count else { throw .unknownTransport }
-        transports.append((transports[transport.index].box, role))
-        attachTransports()
+        guard let box = box(of: transport) else { throw .unknownTransport }
+        transports.append((transport.index, box, role))
+        attachTransports(role)
     }
 
-    /// Ties the transports with a remote's role to that remote.
-    private func attachTransports() {
-        for r in remotes {
-            r.audioTransports = transports.compactMap { t in t.role == .audio(of: r.name) ? t.box : nil }
-            r.videoTransports = transports.compactMap { t in t.role == .video(of: r.name) ? t.box : nil }
-            r.videoFeedbackTransports = transports.compactMap { t in t.role == .videoFeedback(of: r.name) ? t.box : nil }
+    /// The transport added as `id`, while it has a role.
+    private func box(of id: CallTransportID) -> SessionTransport? {
+        transports.first { $0.id == id.index }?.box
+    }
+
+    /// The participant a role ties its transport to, if any.
+    private static func owner(of role: CallTransportRole) -> ParticipantID? {
+        switch role {
+        case .shared: nil
+        case .audio(let name), .video(let name), .videoFeedback(let name): name
         }
+    }
+
+    /// Ties the transports with a remote's roles to that remote.
+    private func attach(_ r: SessionRemote) {
+        r.audioTransports = transports.compactMap { t in t.role == .audio(of: r.name) ? t.box : nil }
+        r.videoTransports = transports.compactMap { t in t.role == .video(of: r.name) ? t.box : nil }
+        r.videoFeedbackTransports = transports.compactMap { t in t.role == .videoFeedback(of: r.name) ? t.box : nil }
+    }
+
+    /// Ties a transport given `role` to the remote that role names, if it is present.
+    private func attachTransports(_ role: CallTransportRole) {
+        guard let name = Self.owner(of: role) else { return }
+        for r in remotes where r.name == name { attach(r) }
     }
 
     /// Adds the local participant: frames of ``AudioSendConfiguration/packetSamples`` are read
@@ -482,14 +549,14 @@ public final class CallSession {
     ) throws {
         guard local == nil else { throw CallSessionError.localAlreadyAdded }
         guard sendID == nil else { throw CallSessionError.alreadyStarted }
-        guard transport.index >= 0, transport.index < transports.count else { throw CallSessionError.unknownTransport }
-        guard !remotes.contains(where: { $0.name == name && !$0.left }) else { throw CallSessionError.duplicateName(name) }
+        guard let transportBox = box(of: transport) else { throw CallSessionError.unknownTransport }
+        guard !remotes.contains(where: { $0.name == name }) else { throw CallSessionError.duplicateName(name) }
         guard bySSRC[send.ssrc] == nil, localVideo?.sender.ssrc != send.ssrc else { throw CallSessionError.duplicateSSRC(send.ssrc) }
         let format = try AudioFormat(sampleRate: send.sampleRate, channels: 1)
         guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
         let sender = try AudioSendPipeline(configuration: send)
         let box = CaptureBox(source, frame: AudioFrame<Int16>(format: format, samplesPerChannel: send.packetSamples))
-        local = SessionLocal(name: name, sender: sender, transport: transports[transport.index].box) { pipeline, handle, muted, onTalk in
+        local = SessionLocal(name: name, sender: sender, transport: transportBox) { pipeline, handle, muted, onTalk in
             try pipeline.captureAndSend(from: &box.source, into: &box.frame, muted: muted, over: &handle, onTalk: onTalk)
         }
         emit(CallEvent(time: mediaTime, participant: name, kind: .joined))
@@ -519,7 +586,7 @@ public final class CallSession {
     ) throws(CallSessionError) {
         guard localVideo == nil else { throw .localVideoAlreadyAdded }
         guard scheduler == nil else { throw .alreadyStarted }
-        guard transport.index >= 0, transport.index < transports.count else { throw .unknownTransport }
+        guard let transportBox = box(of: transport) else { throw .unknownTransport }
         guard bySSRC[video.ssrc] == nil, local?.sender.configuration.ssrc != video.ssrc else { throw .duplicateSSRC(video.ssrc) }
         let width = source.width, height = source.height, fps = source.framesPerSecond
         guard width > 0, height > 0, width <= 16_384, height <= 16_384 else {
@@ -536,7 +603,7 @@ public final class CallSession {
             throw .video("\(error)")
         }
         let box = VideoCaptureBox(source)
-        localVideo = SessionLocalVideo(sender: sender, transport: transports[transport.index].box, framesPerSecond: fps,
+        localVideo = SessionLocalVideo(sender: sender, transport: transportBox, framesPerSecond: fps,
                                        frame: VideoFrame(validatedWidth: width, height: height),  // checked above
                                        slots: Self.feedbackSlots) { frame in
             try box.source.read(into: &frame)
@@ -572,7 +639,7 @@ public final class CallSession {
     /// Marks a remote participant as ended (its signalling said it left): it leaves once its
     /// audio has played out. Unknown names are ignored.
     public func remoteEnded(_ name: ParticipantID) {
-        for r in remotes where r.name == name { r.ended = true }
+        for r in remotes where r.name == name { r.end(drainFrames: configuration.drainFrames) }
     }
 
     /// Publishes an event that comes from signalling rather than media (a server saying a
@@ -626,7 +693,7 @@ public final class CallSession {
                 if (k + 1) % Int64(framesPerDecision) == 0 { self.decideDominant() }
                 if (k + 1) % Int64(framesPerStats) == 0 { self.publishStatistics() }
                 self.onFrame?(self.mediaTime)
-                if self.configuration.endsWhenEveryoneLeft, !self.remotes.isEmpty, self.remotes.allSatisfy(\.left) {
+                if self.configuration.endsWhenEveryoneLeft, self.remotesJoined > 0, self.remotes.isEmpty {
                     self.stop()
                 }
             }
@@ -781,29 +848,29 @@ public final class CallSession {
                     statistics.videoFeedbackDropped += 1
                 }
                 if bytes[1] != RTCPPacket.senderReportType || route == nil {
-                    if let route { remotes[route.remote].lastArrival = arrival }
+                    route?.remote.lastArrival = arrival
                     return
                 }
             }
         }
         if route == nil {
             guard configuration.admitsUndeclaredRemotes else { statistics.unknownSSRC += 1; return }
-            guard remotes.lazy.filter({ !$0.left }).count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
+            guard remotes.count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
             // Only audio creates a remote (its video cannot be received without its size from
             // signalling): another payload type is not a new participant's audio.
-            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: configuration.undeclaredRemoteName ?? Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
-                                                    configuration: configuration.receive) else {
+            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: configuration.undeclaredRemoteName ?? Self.defaultName(ofSSRC: ssrc),
+                                                    serial: remotesJoined, audioSSRC: ssrc, configuration: configuration.receive) else {
                 statistics.unknownSSRC += 1
                 return
             }
             join(r)
             route = bySSRC[ssrc]
         }
-        let r = remotes[route!.remote]
+        let r = route!.remote
         r.lastArrival = arrival
         if bye {
             statistics.byes += 1
-            r.ended = true
+            r.end(drainFrames: configuration.drainFrames)
         }
         if route!.video {
             r.video?.receiver.receive(bytes, at: arrival)
@@ -822,7 +889,8 @@ public final class CallSession {
         for tr in transports where tr.role == .shared {
             tr.box.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
         }
-        for r in remotes where !r.left {
+        var anyLeft = false
+        for r in remotes {
             for tr in r.audioTransports {
                 tr.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
             }
@@ -854,29 +922,56 @@ public final class CallSession {
                     emit(CallEvent(time: mediaTime, participant: name, kind: .videoOn))
                 }
             }
-            if !r.ended, configuration.remoteTimeout.isFinite, let last = r.lastArrival,
+            if r.lifecycle == .active, configuration.remoteTimeout.isFinite, let last = r.lastArrival,
                Double(last.nanoseconds(to: t)) > configuration.remoteTimeout * 1e9 {
-                r.ended = true
+                r.end(drainFrames: configuration.drainFrames)
             }
-            if r.ended && r.audioTransports.allSatisfy({ $0.inFlight == 0 }) && r.receiver.bufferedPackets == 0 {
-                r.drainFrames += 1
-                if r.drainFrames >= configuration.drainFrames { leave(r) }
+            if case .ending(let framesLeft) = r.lifecycle, r.receiver.bufferedPackets == 0,
+               r.audioTransports.allSatisfy({ $0.inFlight == 0 }) {
+                if framesLeft <= 1 {
+                    leave(r)
+                    anyLeft = true
+                } else {
+                    r.lifecycle = .ending(drainFramesLeft: framesLeft - 1)
+                }
             }
         }
+        if anyLeft { prune() }
         if let v = localVideo, v.heldCount > 0 { answerVideoFeedback(v) }
     }
 
+    /// A remote's audio has played out: its talking ends, its SSRCs are free, its final
+    /// statistics are published and kept, and it leaves (released by ``prune()``).
     private func leave(_ r: SessionRemote) {
         let name = r.name
         r.receiver.finish { e in self.emitTalk(e, for: name) }
-        r.left = true
+        r.lifecycle = .left
         bySSRC[r.audioSSRC] = nil
         if let v = r.video {
             bySSRC[v.ssrc] = nil
             if v.shownAny { emit(CallEvent(time: mediaTime, participant: name, kind: .videoOff)) }
         }
         if let e = speaker.leave(name, at: mediaTime) { emitDominant(e) }
+        let audio = Self.receiveStatistics(r)
+        var refined = audio
+        refineStatistics?(name, &refined)
+        emit(CallEvent(time: mediaTime, participant: name, kind: .statistics(refined)))
+        if configuration.departedRemotesKept > 0 {
+            if departed.count >= configuration.departedRemotesKept { departed.removeFirst(departed.count - configuration.departedRemotesKept + 1) }
+            departed.append(DepartedRemote(serial: r.serial, name: name, receive: r.receiver.statistics,
+                                           jitter: r.receiver.jitterStatistics, audio: audio, video: r.video?.receiver.statistics))
+        }
         emit(CallEvent(time: mediaTime, participant: name, kind: .left))
+    }
+
+    /// Releases the remotes that left in this playout frame, and the transport roles tied to
+    /// them that no remote present shares the name of (a transport without a role goes).
+    private func prune() {
+        remotes.removeAll { $0.lifecycle == .left }
+        transports.removeAll { t in
+            guard let name = Self.owner(of: t.role) else { return false }
+            return !remotes.contains { $0.name == name }
+        }
     }
 
     private func emitTalk(_ e: TalkEvent, for name: ParticipantID) {
@@ -894,6 +989,7 @@ public final class CallSession {
         emit(CallEvent(time: e.time, participant: e.dominant, kind: .dominantSpeakerChanged(previous: e.previous)))
     }
 
+    /// A statistics event for every remote present.
     private func publishStatistics() {
         for r in remotes {
             var a = Self.receiveStatistics(r)
@@ -926,23 +1022,41 @@ public final class CallSession {
 
     /// A transport's box as a value the send pipelines take (for a harness that sends into a
     /// simulated link the session receives from).
-    package func transportHandle(_ id: CallTransportID) -> TransportHandle { TransportHandle(box: transports[id.index].box) }
+    /// Nil once the transport has no role in the call.
+    package func transportHandle(_ id: CallTransportID) -> TransportHandle? { box(of: id).map { TransportHandle(box: $0) } }
+
+    /// Remotes the session holds now (those present), and transport roles: what every
+    /// playout frame walks.
+    package var residentRemotes: Int { remotes.count }
+    package var residentTransports: Int { transports.count }
 
     // MARK: Reading back
 
-    /// The remote participants in join order (those that left included).
-    public var remoteNames: [ParticipantID] { remotes.map(\.name) }
-
-    /// A remote's receive-side counters, by name (the latest of that name).
-    public func receiveStatistics(of name: ParticipantID) -> (receive: AudioReceiveStatistics, jitter: JitterBufferStatistics,
-                                                              audio: ParticipantAudioStatistics, video: VideoStatistics?)? {
-        guard let r = remotes.last(where: { $0.name == name }) else { return nil }
-        var a = Self.receiveStatistics(r)
-        refineStatistics?(name, &a)
-        return (r.receiver.statistics, r.receiver.jitterStatistics, a, r.video?.receiver.statistics)
+    /// The remote participants in join order: those present and those that left (the last
+    /// ``CallSessionConfiguration/departedRemotesKept`` of them).
+    public var remoteNames: [ParticipantID] {
+        (departed.map { ($0.serial, $0.name) } + remotes.map { ($0.serial, $0.name) }).sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    /// Whether a remote's video receiver asked for a keyframe since the last call (then cleared).
+    /// A remote's receive-side counters, by name (the latest of that name): live for a remote
+    /// present, final for one that left (if still kept, see
+    /// ``CallSessionConfiguration/departedRemotesKept``).
+    public func receiveStatistics(of name: ParticipantID) -> (receive: AudioReceiveStatistics, jitter: JitterBufferStatistics,
+                                                              audio: ParticipantAudioStatistics, video: VideoStatistics?)? {
+        let present = remotes.last { $0.name == name }
+        let gone = departed.last { $0.name == name }
+        if let r = present, r.serial > gone?.serial ?? -1 {
+            var a = Self.receiveStatistics(r)
+            refineStatistics?(name, &a)
+            return (r.receiver.statistics, r.receiver.jitterStatistics, a, r.video?.receiver.statistics)
+        }
+        guard let d = gone else { return nil }
+        var a = d.audio
+        refineStatistics?(name, &a)
+        return (d.receive, d.jitter, a, d.video)
+    }
+
+    /// Whether a present remote's video receiver asked for a keyframe since the last call (then cleared).
     public func takeKeyframeRequest(of name: ParticipantID) -> Bool {
         guard let v = remotes.last(where: { $0.name == name })?.video else { return false }
         return v.receiver.takeKeyframeRequest()
