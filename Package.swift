@@ -2,15 +2,26 @@
 //
 // Parley: a real-time media pipeline and voice-activity-detection library for Linux.
 //
-// Read this file top to bottom to see the whole design:
-//   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
-//   pure-Swift core (Core, RTP, Jitter, Voice)  ->  Detect (offline talk detection)
-//   ->  Call (pipelines, participants, events, the session)
-//   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them.
-//   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
-//       no other library depends on it; the front ends, benchmarks and tests do.
+// Read this file top to bottom to see the whole design. Each target depends on exactly the
+// modules it imports:
+//   Core: frames, formats, clocks, and the two seams (capture sources, the jitter buffer's
+//       decoder); no dependency.
+//   RTP (packets, RTCP, payloads, SDP, the RTP/RTCP classifier), Voice (VAD, talk and active
+//       speaker detection): on Core only. Jitter (jitter buffer, VP8 assembly): Core and RTP.
+//   Network: the packet-transport seam and UDP; Core and RTP.
+//   C wrappers: Codecs (Opus, VPX), Media (files, libsndfile), Devices (ALSA, V4L2, test
+//       sources; on Media), SRTP (libsrtp2, and the SRTP transport over any Network transport).
+//   Detect (offline talk detection over recordings): Media and Voice.
+//   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
+//       No devices, files or SRTP: a call client links ALSA, V4L2 or libsndfile only if it
+//       imports Devices or Media for its sources itself.
+//   Janus (a client of the Janus media server's HTTP API): Foundation only, beside the rest.
+//   Simulation (network simulator, traces and replay, simulated link and room): on Call,
+//       Detect and the modules under them; no other library depends on it; the front ends,
+//       benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
-// Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
+// Only Codecs, Media, Devices and SRTP import C libraries (Network and Core the C library's
+// sockets and clocks). Everything else builds anywhere.
 
 import PackageDescription
 
@@ -26,6 +37,7 @@ let package = Package(
         .library(name: "ParleyMedia", targets: ["ParleyMedia"]),
         .library(name: "ParleyDevices", targets: ["ParleyDevices"]),
         .library(name: "ParleyRTP", targets: ["ParleyRTP"]),
+        .library(name: "ParleyNetwork", targets: ["ParleyNetwork"]),
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
@@ -61,6 +73,9 @@ let package = Package(
         .target(name: "ParleyJitter", dependencies: ["ParleyCore", "ParleyRTP"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyVoice", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        // The packet-transport seam (PacketTransport) and UDPTransport: what every pipeline and
+        // the SRTP and simulated transports share, without any C library but the system's.
+        .target(name: "ParleyNetwork", dependencies: ["ParleyCore", "ParleyRTP"], swiftSettings: swiftSettings),
 
         // MARK: Wrappers over C libraries.
         .target(name: "ParleyCodecs", dependencies: ["ParleyCore", "COpus", "CVPX"],
@@ -69,27 +84,27 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleyRTP", "CSRTP"], swiftSettings: swiftSettings),
+        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleyRTP", "ParleyNetwork", "CSRTP"],
+                swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
-        .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
+        .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice"],
                 swiftSettings: swiftSettings),
 
         // MARK: The call: pipelines, participants, events.
         .target(name: "ParleyCall",
-                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                               "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect"],
+                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyNetwork"],
                 swiftSettings: swiftSettings),
 
         // MARK: Rooms on a Janus media server: the client of its HTTP API (Foundation's URLSession).
-        .target(name: "ParleyJanus", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .target(name: "ParleyJanus", swiftSettings: swiftSettings),
 
         // MARK: Simulation: the network simulator and its scenarios, traces and their replay against
         // the fixed-delay oracle, the simulated link, drifting capture clocks and the simulated room.
         // Only front ends, benchmarks and tests depend on it.
         .target(name: "ParleySimulation",
                 dependencies: ["ParleyCore", "ParleyMedia", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect",
-                               "ParleyCall"],
+                               "ParleyNetwork", "ParleyCall"],
                 swiftSettings: swiftSettings),
 
         // MARK: Front ends: argument parsing and output formats only.
@@ -117,7 +132,7 @@ let package = Package(
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
                                          "ParleySimulation",
-                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
+                                         "COpus", "CVPX", "CALSA", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 
@@ -127,19 +142,22 @@ let package = Package(
 
         // MARK: Tests (Swift Testing).
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia"],
+        .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia", "COpus", "CVPX"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia", "CV4L2"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
+        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyRTP", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect", "ParleySimulation"], exclude: ["Fixtures"],
+        .testTarget(name: "ParleyCallTests",
+                    dependencies: ["ParleyCall", "ParleyCodecs", "ParleyDetect", "ParleyDevices", "ParleyJitter", "ParleyMedia",
+                                   "ParleyRTP", "ParleySRTP", "ParleySimulation", "ParleyVoice"],
+                    exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
         // A Janus server for the tests that need one (started per test, stopped by process id).
         .target(name: "JanusTestSupport", path: "Tests/JanusTestSupport", swiftSettings: swiftSettings),

@@ -2,7 +2,6 @@
 // SSRC from any number of transports, and the call's events and state.
 
 import ParleyCodecs
-import ParleyDevices
 import ParleyJitter
 import ParleyRTP
 import ParleyVoice
@@ -572,11 +571,11 @@ public final class CallSession {
     /// fails (``localVideoFailure``) and when the local participant's audio ends.
     ///
     /// The session paces the reads, so a source that returns at once and stamps the picture
-    /// when read (``ClockedVideoSource`` over a file or generator) suits it best. A source that
-    /// paces itself (``PacedVideoSource``, a camera) holds the call's thread until its picture
+    /// when read (ParleyDevices' `ClockedVideoSource` over a file or generator) suits it best. A
+    /// source that paces itself (its `PacedVideoSource`, a camera) holds the call's thread until its picture
     /// is captured or due.
     ///
-    /// Over ``SRTPTransport`` the send context must allow retransmission (its
+    /// Over ParleySRTP's `SRTPTransport` the send context must allow retransmission (its
     /// `allowRetransmission`) for the resends to go out.
     /// - Throws: ``CallSessionError`` (a second local video, a session already started, an
     ///   unknown transport, an SSRC in use, a source without a valid size or rate, or an

@@ -2,6 +2,7 @@
 // network simulator decides.
 
 import ParleyCall
+import ParleyNetwork
 import ParleyRTP
 
 /// Counters of a ``SimulatedLink``.

@@ -1,9 +1,8 @@
 // SRTP over any transport: protects what is sent, verifies and decrypts what arrives, and drops
 // (and counts) every packet that fails before a parser sees it.
 
-import ParleyJitter
+import ParleyNetwork
 import ParleyRTP
-import ParleySRTP
 
 /// Wraps a ``PacketTransport`` with SRTP and SRTCP (RFC 3711): datagrams given to ``send(_:at:)``
 /// are protected with the send key, and only datagrams that verify under the receive key reach
