@@ -169,6 +169,7 @@ public struct RTCPBye: Equatable, Sendable {
     /// Why, as text (at most 255 UTF-8 bytes); nil (or empty) sends none.
     public var reason: String?
 
+    /// A BYE for `ssrcs`, with `reason` as its text if given.
     public init(ssrcs: [UInt32], reason: String? = nil) {
         self.ssrcs = ssrcs
         self.reason = reason
