@@ -2,19 +2,31 @@
 //
 // Parley: a real-time media pipeline and voice-activity-detection library for Linux.
 //
-// Read this file top to bottom to see the whole design:
-//   C system libraries (C*)  ->  thin Swift wrappers (Codecs, Media, Devices)
-//   pure-Swift core (Core, RTP, SDP, Jitter, Voice)  ->  Detect (offline talk detection)
-//   ->  Call (pipelines, participants, events, the session)
-//   Janus (a client of the Janus media server's HTTP API; Foundation only) stands beside them,
-//   as does ICE (connectivity for WebRTC transports, over libnice).
-//   ->  Rooms (a participant in a Janus VideoRoom or AudioBridge room: Janus's signalling
-//       with the Janus client, the media through a Call session)
-//   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
-//       no other library depends on it; the front ends, benchmarks and tests do.
+// Read this file top to bottom to see the whole design. Each target depends on exactly the
+// modules it imports:
+//   Core: frames, formats, clocks, and the two seams (capture sources, the jitter buffer's
+//       decoder); no dependency.
+//   RTP (packets, RTCP, payloads, the RTP/RTCP classifier), Voice (VAD, talk and active
+//       speaker detection): on Core only. Jitter (jitter buffer, VP8 assembly): Core and RTP.
+//   SDP (session descriptions, the RTP call's offers, WebRTC's JSEP offers and answers): on RTP.
+//   Network: the packet-transport seam and UDP; Core and RTP.
+//   C wrappers: Codecs (Opus, VPX), Media (files, libsndfile), Devices (ALSA, V4L2, test
+//       sources; on Media), SRTP (libsrtp2, SDES keys from SDP, and the SRTP transport over any
+//       Network transport), ICE (libnice's agent for WebRTC transports; on SDP).
+//   Detect (offline talk detection over recordings): Media and Voice.
+//   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
+//       No devices, files or SRTP: a call client links ALSA, V4L2 or libsndfile only if it
+//       imports Devices or Media for its sources itself.
+//   Janus (a client of the Janus media server's HTTP API): Foundation only, beside the rest.
+//   Rooms (a participant in a Janus VideoRoom or AudioBridge room): Janus's signalling, the
+//       media through a Call session.
+//   Simulation (network simulator, traces and replay, simulated link and room): on Call,
+//       Detect and the modules under them; no other library depends on it; the front ends,
+//       benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
-//   (`call-client` on Call, `join-room` on Rooms).
-// Only ParleyCodecs, ParleyMedia, ParleyDevices, ParleySRTP and ParleyICE import C. Everything else builds anywhere.
+//       (`call-client` on Call, `join-room` on Rooms).
+// Only Codecs, Media, Devices, SRTP and ICE import C libraries (Network and Core the C library's
+// sockets and clocks). Everything else builds anywhere.
 
 import PackageDescription
 
@@ -31,6 +43,7 @@ let package = Package(
         .library(name: "ParleyDevices", targets: ["ParleyDevices"]),
         .library(name: "ParleyRTP", targets: ["ParleyRTP"]),
         .library(name: "ParleySDP", targets: ["ParleySDP"]),
+        .library(name: "ParleyNetwork", targets: ["ParleyNetwork"]),
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
@@ -59,19 +72,22 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2",
-                       providers: [.apt(["libsrtp2-dev"])]),
         // No pkgConfig: nice.pc adds -pthread, a flag SwiftPM rejects, and GLib's include paths;
         // the shim declares the GLib and libnice entry points it uses.
         .systemLibrary(name: "CNice", providers: [.apt(["libnice-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2",
+                       providers: [.apt(["libsrtp2-dev"])]),
 
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
         .target(name: "ParleyRTP", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
-        .target(name: "ParleySDP", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .target(name: "ParleyJitter", dependencies: ["ParleyCore", "ParleyRTP"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyVoice", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .target(name: "ParleySDP", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
+        // The packet-transport seam (PacketTransport) and UDPTransport: what every pipeline and
+        // the SRTP and simulated transports share, without any C library but the system's.
+        .target(name: "ParleyNetwork", dependencies: ["ParleyCore", "ParleyRTP"], swiftSettings: swiftSettings),
 
         // MARK: Wrappers over C libraries.
         .target(name: "ParleyCodecs", dependencies: ["ParleyCore", "COpus", "CVPX"],
@@ -80,22 +96,22 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleySDP", "CSRTP"], swiftSettings: swiftSettings),
+        .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleyRTP", "ParleySDP", "ParleyNetwork", "CSRTP"],
+                swiftSettings: swiftSettings),
         // ICE (RFC 8445) for WebRTC transports: libnice's agent on a thread of its own.
         .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
-        .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
+        .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice"],
                 swiftSettings: swiftSettings),
 
         // MARK: The call: pipelines, participants, events.
         .target(name: "ParleyCall",
-                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                               "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect"],
+                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyNetwork"],
                 swiftSettings: swiftSettings),
 
         // MARK: Rooms on a Janus media server: the client of its HTTP API (Foundation's URLSession).
-        .target(name: "ParleyJanus", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .target(name: "ParleyJanus", swiftSettings: swiftSettings),
 
         // MARK: A participant in a Janus room: joining, publishing and receiving through a call
         // session, mute, the room's notes, leaving.
@@ -108,7 +124,7 @@ let package = Package(
         // Only front ends, benchmarks and tests depend on it.
         .target(name: "ParleySimulation",
                 dependencies: ["ParleyCore", "ParleyMedia", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect",
-                               "ParleyCall"],
+                               "ParleyNetwork", "ParleyCall"],
                 swiftSettings: swiftSettings),
 
         // MARK: Front ends: argument parsing and output formats only.
@@ -138,7 +154,7 @@ let package = Package(
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
                                          "ParleySimulation",
-                                         "COpus", "CVPX", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
+                                         "COpus", "CVPX", "CALSA", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 
@@ -148,28 +164,31 @@ let package = Package(
 
         // MARK: Tests (Swift Testing).
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia"],
+        .testTarget(name: "ParleyCodecsTests", dependencies: ["ParleyCodecs", "ParleyMedia", "COpus", "CVPX"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia", "CV4L2"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
+        .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyRTP", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCallTests", dependencies: ["ParleyCall", "ParleyDetect", "ParleySimulation"], exclude: ["Fixtures"],
+        .testTarget(name: "ParleyCallTests",
+                    dependencies: ["ParleyCall", "ParleyCodecs", "ParleyDetect", "ParleyDevices", "ParleyJitter", "ParleyMedia",
+                                   "ParleyRTP", "ParleySRTP", "ParleySimulation", "ParleyVoice"],
+                    exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
         // A Janus server for the tests that need one (started per test, stopped by process id).
         .target(name: "JanusTestSupport", path: "Tests/JanusTestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRoomsTests",
                     dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -74,7 +74,7 @@ private struct CallBenchStream {
         for (d, t) in zip(recorder.datagrams, recorder.times) {
             datagrams.append(d)
             arrivals.append(t.advanced(byNanoseconds: 40_000_000))
-            if !(200...204).contains(d[1]) {
+            if !RTPMultiplexing.isRTCP(secondByte: d[1]) {
                 d.withUnsafeBytes { raw in
                     if let v = try? RTPPacketView(parsing: raw) { payloads.append([UInt8](v.payload)) }
                 }

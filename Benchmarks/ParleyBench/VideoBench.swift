@@ -33,7 +33,7 @@ private struct VideoBenchStream {
     private struct Recorder: PacketTransport {
         var datagrams: [[UInt8]] = []
         mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool {
-            if bytes.count >= 2 && (200...204).contains(bytes[1]) { return true }  // sender reports
+            if RTPMultiplexing.isRTCP(bytes) { return true }  // sender reports
             datagrams.append(Array(bytes))
             return true
         }

@@ -2,305 +2,9 @@
 // SSRC from any number of transports, and the call's events and state.
 
 import ParleyCodecs
-import ParleyDevices
 import ParleyJitter
 import ParleyRTP
 import ParleyVoice
-
-/// Settings of a ``CallSession``.
-public struct CallSessionConfiguration: Sendable {
-    /// Receive-side settings of every remote participant's audio (the payload type, the
-    /// audio-level extension, where talking decisions come from, the jitter buffer).
-    public var receive = AudioReceiveConfiguration()
-    /// Dominant-speaker settings.
-    public var activeSpeaker = ActiveSpeakerConfiguration()
-    /// Cadence of ``CallEvent/Kind/statistics(_:)`` events, seconds. Default 1 s.
-    public var statisticsInterval = 1.0
-    /// Cadence of the dominant-speaker decision, seconds. Default 0.1 s.
-    public var dominantInterval = 0.1
-    /// A remote participant that sends nothing for this long (seconds) is taken to have gone:
-    /// its audio plays out and it leaves (a `left` event). Default 5 s, well beyond a loss burst
-    /// or a sender muted with DTX (which still sends a packet every 400 ms). A declared remote
-    /// that never sends anything leaves this long after it joined.
-    public var remoteTimeout = 5.0
-    /// After a remote has ended (RTCP BYE, ``CallSession/remoteEnded(_:)`` or the timeout) and
-    /// its jitter buffer and transports are empty, the playout frames it still gets before it
-    /// leaves (its last decoded audio plays out). Default 30 (300 ms at 10 ms frames).
-    public var drainFrames = 30
-    /// Whether a packet from an SSRC no remote was declared with creates a remote participant
-    /// (named ``CallSession/defaultName(ofSSRC:)``). Default true. Off, such packets are
-    /// counted in ``CallSessionStatistics/unknownSSRC`` and dropped.
-    public var admitsUndeclaredRemotes = true
-    /// The name of a remote created on its first packet; nil (the default) names it
-    /// ``CallSession/defaultName(ofSSRC:)``. For a call whose one remote stream is a
-    /// conference server's mix, whose SSRC no signalling gives (with ``maximumRemotes`` 1).
-    public var undeclaredRemoteName: ParticipantID?
-    /// Most remote participants at once; packets of further SSRCs are counted in
-    /// ``CallSessionStatistics/refusedRemotes`` and dropped. Default 64.
-    public var maximumRemotes = 64
-    /// Whether the session ends (its playout stops, final statistics are published and its
-    /// event streams finish) once every remote participant that joined has left. Default false:
-    /// a client's call runs until ``CallSession/stop()``.
-    public var endsWhenEveryoneLeft = false
-
-    public init() {}
-}
-
-/// A remote participant known before its first packet (from signalling: an SDP, a server's
-/// event), so that it joins under its name and its video is received.
-public struct RemoteParticipant: Sendable, Hashable {
-    /// Unique name in the call.
-    public var name: ParticipantID
-    /// SSRC of its audio stream.
-    public var audioSSRC: UInt32
-    /// Its video stream, if it sends one.
-    public var video: RemoteVideo?
-
-    public init(name: ParticipantID, audioSSRC: UInt32, video: RemoteVideo? = nil) {
-        self.name = name; self.audioSSRC = audioSSRC; self.video = video
-    }
-}
-
-/// A remote participant's VP8 video stream.
-public struct RemoteVideo: Sendable, Hashable {
-    public var ssrc: UInt32
-    /// Picture size.
-    public var width: Int
-    public var height: Int
-    /// RTP payload type. Default 96.
-    public var payloadType: UInt8
-    /// How the receiver asks for repairs and reports reception (RFC 4585 NACK and PLI, RFC 3550
-    /// receiver reports), sent on the remote's ``CallTransportRole/videoFeedback(of:)``
-    /// transport when it has one.
-    public var feedback: VideoReceiveFeedbackConfiguration
-    /// The RTP timestamp of the sender's media time zero, when signalling tells it, as
-    /// ``AudioReceiveConfiguration/senderTimestampOrigin`` does for the audio: with both set,
-    /// the two streams are put in sync without RTCP sender reports (a sender report replaces
-    /// the assumption). Default nil: lip sync waits for sender reports.
-    public var senderTimestampOrigin: UInt32?
-
-    public init(ssrc: UInt32, width: Int, height: Int, payloadType: UInt8 = VP8RTP.defaultPayloadType,
-                feedback: VideoReceiveFeedbackConfiguration = .init(), senderTimestampOrigin: UInt32? = nil) {
-        self.ssrc = ssrc; self.width = width; self.height = height; self.payloadType = payloadType
-        self.feedback = feedback
-        self.senderTimestampOrigin = senderTimestampOrigin
-    }
-}
-
-/// Counters of a ``CallSession``'s demultiplexer.
-public struct CallSessionStatistics: Sendable, Hashable {
-    /// Datagrams received on all transports.
-    public var datagrams = 0
-    /// Datagrams too short to carry an SSRC (counted, dropped).
-    public var malformed = 0
-    /// Datagrams from an SSRC no remote has, with undeclared remotes not admitted (dropped).
-    public var unknownSSRC = 0
-    /// Datagrams from a new SSRC beyond ``CallSessionConfiguration/maximumRemotes`` (dropped).
-    public var refusedRemotes = 0
-    /// RTCP BYE packets taken.
-    public var byes = 0
-    /// RTCP feedback datagrams about the local video (receiver reports, NACKs, PLIs) taken for
-    /// its sender, and those dropped because more arrived in one playout frame than the
-    /// session holds (``CallSession/feedbackSlots``).
-    public var videoFeedback = 0
-    public var videoFeedbackDropped = 0
-    public init() {}
-}
-
-/// Why a ``CallSession`` refused a request.
-public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A participant of that name is already in the call.
-    case duplicateName(ParticipantID)
-    /// A remote already uses that SSRC (or the local participant does).
-    case duplicateSSRC(UInt32)
-    /// The session already has a local participant.
-    case localAlreadyAdded
-    /// No transport has that identifier.
-    case unknownTransport
-    /// The session has already started: remotes' transports and the local participant are
-    /// added before ``CallSession/attach(to:)``.
-    case alreadyStarted
-    /// The remote's video could not be set up (the VP8 decoder failed).
-    case video(String)
-    /// The local participant's source does not deliver mono audio at the send rate.
-    case localFormat(expected: AudioFormat, got: AudioFormat)
-    /// The session already has a local video.
-    case localVideoAlreadyAdded
-
-    public var description: String {
-        switch self {
-        case .duplicateName(let n): "a participant named \(n) is already in the call"
-        case .duplicateSSRC(let s): "SSRC \(CallSession.hex(s)) is already in use in the call"
-        case .localAlreadyAdded: "the call already has a local participant"
-        case .unknownTransport: "no such transport in this call"
-        case .alreadyStarted: "the call has started: add transports and the local participant before it does"
-        case .video(let m): "video: \(m)"
-        case .localFormat(let e, let g): "the local source delivers \(g); the send pipeline takes \(e) (resample or mix it down first)"
-        case .localVideoAlreadyAdded: "the call already has a local video"
-        }
-    }
-}
-
-/// A transport added to a ``CallSession``.
-public struct CallTransportID: Sendable, Hashable {
-    let index: Int
-}
-
-/// What a transport carries, for the session's per-frame order and a remote's end.
-public enum CallTransportRole: Sendable, Hashable {
-    /// Any participant's media, demultiplexed by SSRC (a UDP socket of a real call). Drained
-    /// first in every playout frame.
-    case shared
-    /// One remote participant's audio: drained just before that remote plays out, and the
-    /// remote leaves only once nothing is in flight on it (a simulated link).
-    case audio(of: ParticipantID)
-    /// One remote participant's video: drained just after its audio played out (so lip sync
-    /// sees the audio of this frame).
-    case video(of: ParticipantID)
-    /// Where the session sends its RTCP feedback about one remote participant's video
-    /// (receiver reports, generic NACKs, PLIs: ``VideoReceivePipeline/sendFeedback(at:over:)``)
-    /// after each playout frame; never read by the session. Without one, that video gets no
-    /// feedback. In a real call it is the socket the remote's media arrive on, given this
-    /// role too with ``CallSession/addRole(_:to:)``.
-    case videoFeedback(of: ParticipantID)
-}
-
-/// A transport of any type, boxed so that a session holds several.
-package class SessionTransport {
-    func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { false }
-    func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {}
-    var inFlight: Int { 0 }
-}
-
-package final class BoxedTransport<T: PacketTransport & ~Copyable>: SessionTransport {
-    package var base: T
-    init(_ base: consuming T) { self.base = base }
-    override func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { base.send(bytes, at: time) }
-    override func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
-        base.receive(until: time, body)
-    }
-    override var inFlight: Int { base.inFlight }
-}
-
-/// A boxed transport as a value the send pipelines take `inout`.
-package struct TransportHandle: PacketTransport {
-    package let box: SessionTransport
-    package mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool { box.send(bytes, at: time) }
-    package mutating func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
-        box.receive(until: time, body)
-    }
-    package var inFlight: Int { box.inFlight }
-}
-
-/// One remote participant's receive side.
-final class SessionRemote {
-    let name: ParticipantID
-    let audioSSRC: UInt32
-    var receiver: AudioReceivePipeline<OpusJitterDecoder>
-    var video: SessionRemoteVideo?
-    /// Its own audio transports (``CallTransportRole/audio(of:)``) and video ones.
-    var audioTransports: [SessionTransport] = []
-    var videoTransports: [SessionTransport] = []
-    /// Where its video's RTCP feedback goes (``CallTransportRole/videoFeedback(of:)``).
-    var videoFeedbackTransports: [SessionTransport] = []
-    var lastArrival: MonotonicTime?
-    var ended = false
-    var left = false
-    var drainFrames = 0
-
-    init(name: ParticipantID, audioSSRC: UInt32, configuration: AudioReceiveConfiguration) throws {
-        self.name = name
-        self.audioSSRC = audioSSRC
-        let decoder = try OpusJitterDecoder(sampleRate: configuration.sampleRate, channels: 1)
-        receiver = try AudioReceivePipeline(configuration: configuration, decoder: decoder)
-    }
-}
-
-final class SessionRemoteVideo {
-    let ssrc: UInt32
-    var receiver: VideoReceivePipeline
-    var shownAny = false
-    var lastAudioPlayed: UInt32?
-
-    init(_ v: RemoteVideo) throws(VPXError) {
-        ssrc = v.ssrc
-        receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType, feedback: v.feedback)
-        if let origin = v.senderTimestampOrigin {
-            var mapping = RTPTimeMapping(positiveClockRate: receiver.sync.video.clockRate)
-            mapping.assume(rtpTimestamp: origin, atSenderSeconds: 0)
-            receiver.sync.useVideoMapping(mapping)
-        }
-    }
-}
-
-/// The local participant's capture and send side.
-final class SessionLocal {
-    let name: ParticipantID
-    var sender: AudioSendPipeline
-    let transport: SessionTransport
-    let read: (inout AudioSendPipeline, inout TransportHandle, Bool, (TalkEvent) -> Void) throws -> Bool
-    var muted = false
-    var talkingWhileMuted = false
-    var ended = false
-
-    init(name: ParticipantID, sender: consuming AudioSendPipeline, transport: SessionTransport,
-         read: @escaping (inout AudioSendPipeline, inout TransportHandle, Bool, (TalkEvent) -> Void) throws -> Bool) {
-        self.name = name; self.sender = sender; self.transport = transport; self.read = read
-    }
-}
-
-final class CaptureBox<S: AudioCaptureSource<Int16> & ~Copyable> {
-    var source: S
-    var frame: AudioFrame<Int16>
-    init(_ source: consuming S, frame: AudioFrame<Int16>) { self.source = source; self.frame = frame }
-}
-
-final class VideoCaptureBox<S: VideoCaptureSource & ~Copyable> {
-    var source: S
-    init(_ source: consuming S) { self.source = source }
-}
-
-/// Settings of the local participant's video (``CallSession/addLocalVideo(source:configuration:sendingOn:)``).
-public struct LocalVideoConfiguration: Sendable, Hashable {
-    /// SSRC of the video stream (its own, not the audio's). A real call picks it at random.
-    public var ssrc: UInt32 = 0x5649_4430
-    /// RTP payload type. Default 96.
-    public var payloadType: UInt8 = VP8RTP.defaultPayloadType
-    /// RTP timestamp of the first picture (random in a real call).
-    public var firstTimestamp: UInt32 = 0
-    /// VP8 target bitrate, kbit/s, also the ceiling of the loss-adapted bitrate. Default 300.
-    public var bitrateKbps = 300
-    /// How the sender answers the receiver's RTCP feedback (NACK, PLI, receiver reports).
-    public var feedback = VideoSendFeedbackConfiguration()
-
-    /// The defaults described on each property.
-    public init() {}
-}
-
-/// The local participant's video: its source, sender, and the feedback held for it.
-final class SessionLocalVideo {
-    var sender: VideoSendPipeline
-    let transport: SessionTransport
-    let framesPerSecond: Double
-    let read: (inout VideoFrame) throws -> Bool
-    var frame: VideoFrame
-    var ended = false
-    /// Feedback datagrams taken while a transport was being read, answered once it is not (a
-    /// resend cannot go out on a transport in the middle of its receive): fixed slots.
-    var held: [UInt8]
-    var heldLength: [Int]
-    var heldArrival: [MonotonicTime]
-    var heldCount = 0
-
-    init(sender: consuming VideoSendPipeline, transport: SessionTransport, framesPerSecond: Double, frame: VideoFrame,
-         slots: Int, read: @escaping (inout VideoFrame) throws -> Bool) {
-        self.sender = sender; self.transport = transport; self.framesPerSecond = framesPerSecond
-        self.frame = frame; self.read = read
-        held = [UInt8](repeating: 0, count: slots * RTPLimits.maximumDatagramSize)
-        heldLength = [Int](repeating: 0, count: slots)
-        heldArrival = [MonotonicTime](repeating: .zero, count: slots)
-    }
-}
 
 /// One call as a client app sees it: the grid of participants and who is talking.
 ///
@@ -313,6 +17,9 @@ final class SessionLocalVideo {
 ///   played out. Its SSRCs are then free: if it sends again, it joins again as an undeclared
 ///   remote (or, with undeclared remotes not admitted, its packets are counted and dropped
 ///   until it is declared again).
+///   Everything else of it is released then (its receiver, the roles of its transports), so a
+///   call where people come and go stays the same size; its final counters are kept
+///   (``CallSessionConfiguration/departedRemotesKept``).
 /// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
 ///   from any `AudioCaptureSource` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
@@ -372,10 +79,18 @@ public final class CallSession {
     /// (``post(_:)`` forwards to it). Keep it, not the session, in a task that signals.
     public let inlet = CallSessionInlet()
 
-    private var transports: [(box: SessionTransport, role: CallTransportRole)] = []
+    /// Each transport with one of its roles (a transport with two roles is here twice), by the
+    /// ``CallTransportID/index`` it was added as.
+    private var transports: [(id: Int, box: SessionTransport, role: CallTransportRole)] = []
+    private var transportsAdded = 0
+    /// The remotes present, in join order (a remote that leaves is released at the end of
+    /// that playout frame).
     private var remotes: [SessionRemote] = []
-    /// SSRC -> (remote index, is video), for the demultiplexer; capacity reserved up front.
-    private var bySSRC: [UInt32: (remote: Int, video: Bool)] = [:]
+    private var remotesJoined = 0
+    /// The final counters of the most recent remotes that left, oldest first.
+    private var departed: [DepartedRemote] = []
+    /// SSRC -> (remote, is video), for the demultiplexer; capacity reserved up front.
+    private var bySSRC: [UInt32: (remote: SessionRemote, video: Bool)] = [:]
     private var local: SessionLocal?
     private var localVideo: SessionLocalVideo?
     private var videoID: MediaScheduler.StreamID?
@@ -408,10 +123,11 @@ public final class CallSession {
     @discardableResult
     public func addTransport<T: PacketTransport & ~Copyable>(_ transport: consuming T,
                                                              role: CallTransportRole = .shared) -> CallTransportID {
-        let box = BoxedTransport(transport)
-        transports.append((box, role))
-        attachTransports()
-        return CallTransportID(index: transports.count - 1)
+        let id = transportsAdded
+        transportsAdded += 1
+        transports.append((id, BoxedTransport(transport), role))
+        attachTransports(role)
+        return CallTransportID(index: id)
     }
 
     /// Declares a remote participant: it joins now (a `joined` event) under its name, and
@@ -419,7 +135,7 @@ public final class CallSession {
     /// - Throws: ``CallSessionError`` for a name or SSRC already in the call, or a video
     ///   decoder that cannot be created; a `VADError` if the receive rate is unsupported.
     public func addRemote(_ remote: RemoteParticipant) throws {
-        guard !remotes.contains(where: { $0.name == remote.name && !$0.left }), local?.name != remote.name else {
+        guard !remotes.contains(where: { $0.name == remote.name }), local?.name != remote.name else {
             throw CallSessionError.duplicateName(remote.name)
         }
         for ssrc in [remote.audioSSRC] + (remote.video.map { [$0.ssrc] } ?? []) where bySSRC[ssrc] != nil {
@@ -429,7 +145,8 @@ public final class CallSession {
         where local?.sender.configuration.ssrc == ssrc || localVideo?.sender.ssrc == ssrc {
             throw CallSessionError.duplicateSSRC(ssrc)
         }
-        let r = try SessionRemote(name: remote.name, audioSSRC: remote.audioSSRC, configuration: configuration.receive)
+        let r = try SessionRemote(name: remote.name, serial: remotesJoined, audioSSRC: remote.audioSSRC,
+                                  configuration: configuration.receive)
         if let v = remote.video {
             do { r.video = try SessionRemoteVideo(v) } catch { throw CallSessionError.video("\(error)") }
         }
@@ -439,10 +156,10 @@ public final class CallSession {
     private func join(_ r: SessionRemote) {
         if r.lastArrival == nil { r.lastArrival = clock.now() }
         remotes.append(r)
-        let index = remotes.count - 1
-        bySSRC[r.audioSSRC] = (index, false)
-        if let v = r.video { bySSRC[v.ssrc] = (index, true) }
-        attachTransports()
+        remotesJoined += 1
+        bySSRC[r.audioSSRC] = (r, false)
+        if let v = r.video { bySSRC[v.ssrc] = (r, true) }
+        attach(r)
         speaker.join(r.name)
         emit(CallEvent(time: mediaTime, participant: r.name, kind: .joined))
     }
@@ -453,18 +170,35 @@ public final class CallSession {
     /// once per playout frame whatever its roles.
     /// - Throws: ``CallSessionError/unknownTransport``.
     public func addRole(_ role: CallTransportRole, to transport: CallTransportID) throws(CallSessionError) {
-        guard transport.index >= 0, transport.index < transports.count else { throw .unknownTransport }
-        transports.append((transports[transport.index].box, role))
-        attachTransports()
+        guard let box = box(of: transport) else { throw .unknownTransport }
+        transports.append((transport.index, box, role))
+        attachTransports(role)
     }
 
-    /// Ties the transports with a remote's role to that remote.
-    private func attachTransports() {
-        for r in remotes {
-            r.audioTransports = transports.compactMap { t in t.role == .audio(of: r.name) ? t.box : nil }
-            r.videoTransports = transports.compactMap { t in t.role == .video(of: r.name) ? t.box : nil }
-            r.videoFeedbackTransports = transports.compactMap { t in t.role == .videoFeedback(of: r.name) ? t.box : nil }
+    /// The transport added as `id`, while it has a role.
+    private func box(of id: CallTransportID) -> SessionTransport? {
+        transports.first { $0.id == id.index }?.box
+    }
+
+    /// The participant a role ties its transport to, if any.
+    private static func owner(of role: CallTransportRole) -> ParticipantID? {
+        switch role {
+        case .shared: nil
+        case .audio(let name), .video(let name), .videoFeedback(let name): name
         }
+    }
+
+    /// Ties the transports with a remote's roles to that remote.
+    private func attach(_ r: SessionRemote) {
+        r.audioTransports = transports.compactMap { t in t.role == .audio(of: r.name) ? t.box : nil }
+        r.videoTransports = transports.compactMap { t in t.role == .video(of: r.name) ? t.box : nil }
+        r.videoFeedbackTransports = transports.compactMap { t in t.role == .videoFeedback(of: r.name) ? t.box : nil }
+    }
+
+    /// Ties a transport given `role` to the remote that role names, if it is present.
+    private func attachTransports(_ role: CallTransportRole) {
+        guard let name = Self.owner(of: role) else { return }
+        for r in remotes where r.name == name { attach(r) }
     }
 
     /// Adds the local participant: frames of ``AudioSendConfiguration/packetSamples`` are read
@@ -482,14 +216,14 @@ public final class CallSession {
     ) throws {
         guard local == nil else { throw CallSessionError.localAlreadyAdded }
         guard sendID == nil else { throw CallSessionError.alreadyStarted }
-        guard transport.index >= 0, transport.index < transports.count else { throw CallSessionError.unknownTransport }
-        guard !remotes.contains(where: { $0.name == name && !$0.left }) else { throw CallSessionError.duplicateName(name) }
+        guard let transportBox = box(of: transport) else { throw CallSessionError.unknownTransport }
+        guard !remotes.contains(where: { $0.name == name }) else { throw CallSessionError.duplicateName(name) }
         guard bySSRC[send.ssrc] == nil, localVideo?.sender.ssrc != send.ssrc else { throw CallSessionError.duplicateSSRC(send.ssrc) }
         let format = try AudioFormat(sampleRate: send.sampleRate, channels: 1)
         guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
         let sender = try AudioSendPipeline(configuration: send)
         let box = CaptureBox(source, frame: AudioFrame<Int16>(format: format, samplesPerChannel: send.packetSamples))
-        local = SessionLocal(name: name, sender: sender, transport: transports[transport.index].box) { pipeline, handle, muted, onTalk in
+        local = SessionLocal(name: name, sender: sender, transport: transportBox) { pipeline, handle, muted, onTalk in
             try pipeline.captureAndSend(from: &box.source, into: &box.frame, muted: muted, over: &handle, onTalk: onTalk)
         }
         emit(CallEvent(time: mediaTime, participant: name, kind: .joined))
@@ -505,11 +239,11 @@ public final class CallSession {
     /// fails (``localVideoFailure``) and when the local participant's audio ends.
     ///
     /// The session paces the reads, so a source that returns at once and stamps the picture
-    /// when read (`ClockedVideoSource` over a file or generator) suits it best. A source that
-    /// paces itself (`PacedVideoSource`, a camera) holds the call's thread until its picture
+    /// when read (ParleyDevices' `ClockedVideoSource` over a file or generator) suits it best. A
+    /// source that paces itself (its `PacedVideoSource`, a camera) holds the call's thread until its picture
     /// is captured or due.
     ///
-    /// Over ``SRTPTransport`` the send context must allow retransmission (its
+    /// Over ParleySRTP's `SRTPTransport` the send context must allow retransmission (its
     /// `allowRetransmission`) for the resends to go out.
     /// - Throws: ``CallSessionError`` (a second local video, a session already started, an
     ///   unknown transport, an SSRC in use, a source without a valid size or rate, or an
@@ -519,7 +253,7 @@ public final class CallSession {
     ) throws(CallSessionError) {
         guard localVideo == nil else { throw .localVideoAlreadyAdded }
         guard scheduler == nil else { throw .alreadyStarted }
-        guard transport.index >= 0, transport.index < transports.count else { throw .unknownTransport }
+        guard let transportBox = box(of: transport) else { throw .unknownTransport }
         guard bySSRC[video.ssrc] == nil, local?.sender.configuration.ssrc != video.ssrc else { throw .duplicateSSRC(video.ssrc) }
         let width = source.width, height = source.height, fps = source.framesPerSecond
         guard width > 0, height > 0, width <= 16_384, height <= 16_384 else {
@@ -536,7 +270,7 @@ public final class CallSession {
             throw .video("\(error)")
         }
         let box = VideoCaptureBox(source)
-        localVideo = SessionLocalVideo(sender: sender, transport: transports[transport.index].box, framesPerSecond: fps,
+        localVideo = SessionLocalVideo(sender: sender, transport: transportBox, framesPerSecond: fps,
                                        frame: VideoFrame(validatedWidth: width, height: height),  // checked above
                                        slots: Self.feedbackSlots) { frame in
             try box.source.read(into: &frame)
@@ -572,7 +306,7 @@ public final class CallSession {
     /// Marks a remote participant as ended (its signalling said it left): it leaves once its
     /// audio has played out. Unknown names are ignored.
     public func remoteEnded(_ name: ParticipantID) {
-        for r in remotes where r.name == name { r.ended = true }
+        for r in remotes where r.name == name { r.end(drainFrames: configuration.drainFrames) }
     }
 
     /// Publishes an event that comes from signalling rather than media (a server saying a
@@ -626,7 +360,7 @@ public final class CallSession {
                 if (k + 1) % Int64(framesPerDecision) == 0 { self.decideDominant() }
                 if (k + 1) % Int64(framesPerStats) == 0 { self.publishStatistics() }
                 self.onFrame?(self.mediaTime)
-                if self.configuration.endsWhenEveryoneLeft, !self.remotes.isEmpty, self.remotes.allSatisfy(\.left) {
+                if self.configuration.endsWhenEveryoneLeft, self.remotesJoined > 0, self.remotes.isEmpty {
                     self.stop()
                 }
             }
@@ -716,29 +450,22 @@ public final class CallSession {
         v.heldCount = 0
     }
 
-    /// Whether an RTCP compound packet is feedback about `ssrc`: a generic NACK or PLI whose
-    /// media SSRC it is, or a report block about it.
-    static func isFeedback(_ bytes: UnsafeRawBufferPointer, about ssrc: UInt32) -> Bool {
-        func word(_ at: Int) -> UInt32 {
-            UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
-        }
-        var i = 0
-        while i + 4 <= bytes.count {
-            let end = min(bytes.count, i + 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1))
-            switch bytes[i + 1] {
-            case RTCPPacket.senderReportType, RTCPPacket.receiverReportType:
-                var at = i + (bytes[i + 1] == RTCPPacket.senderReportType ? 28 : 8)
-                for _ in 0..<Int(bytes[i] & 0x1F) where at + 4 <= end {
-                    if word(at) == ssrc { return true }
-                    at += 24
-                }
-            case 205, 206:
-                if i + 12 <= end, word(i + 8) == ssrc { return true }
-            default: break
+    /// What an RTCP datagram (compound or reduced-size) holds for the demultiplexer: feedback
+    /// about `ssrc` (a feedback message whose media SSRC it is, or a report block about it), and
+    /// a BYE. Nil for a malformed datagram.
+    static func inspect(_ bytes: UnsafeRawBufferPointer, feedbackAbout ssrc: UInt32?) -> (feedback: Bool, bye: Bool)? {
+        var feedback = false, bye = false
+        do throws(RTPError) {
+            try RTCPCompound.forEachPacket(in: bytes, reducedSize: true) { view in
+                if view.isBye { bye = true }
+                guard let ssrc, !feedback else { return }
+                if view.mediaSSRC == ssrc { feedback = true }
+                view.forEachReportBlock { block in if block.ssrc == ssrc { feedback = true } }
             }
-            i = end
+        } catch {
+            return nil
         }
-        return false
+        return (feedback, bye)
     }
 
     /// The local participant's media ended (its source, an error, or ``stop()``): an RTCP BYE
@@ -754,80 +481,69 @@ public final class CallSession {
             ssrcs.append(v.sender.ssrc)
             endLocalVideo(v)
         }
-        let body = ssrcs.flatMap { s in [UInt8(s >> 24), UInt8(s >> 16 & 0xFF), UInt8(s >> 8 & 0xFF), UInt8(s & 0xFF)] }
-        let packets: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: ssrc)),
-                                     .other(packetType: Self.byePacketType, count: UInt8(ssrcs.count), body: body)]
+        let packets: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: ssrc)), .bye(RTCPBye(ssrcs: ssrcs))]
         guard let bytes = try? RTCPCompound.marshalled(packets) else { return }
         _ = bytes.withUnsafeBytes { l.transport.send($0, at: clock.now()) }
     }
-
-    /// RTCP BYE (RFC 3550 6.6).
-    static let byePacketType: UInt8 = 203
 
     /// Routes one datagram to its remote by SSRC (RTP: bytes 8-11; RTCP: the sender's SSRC,
     /// bytes 4-7; an RTCP BYE ends the remotes it names).
     private func demultiplex(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
         statistics.datagrams += 1
-        let rtcp = bytes.count >= 2 && (200...204).contains(bytes[1])
+        let rtcp = RTPMultiplexing.isRTCP(bytes)
         guard bytes.count >= (rtcp ? 8 : 12), bytes[0] >> 6 == 2 else { statistics.malformed += 1; return }
         let at = rtcp ? 4 : 8
         let ssrc = UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
         var route = bySSRC[ssrc]
+        var bye = false
         // Feedback about the local video goes to its sender (answered once the transports are
         // read); it still shows that its sender is there. A sender report carrying it also goes
         // on to its remote (its audio or video mapping).
-        if rtcp, let v = localVideo, Self.isFeedback(bytes, about: v.sender.ssrc) {
-            statistics.videoFeedback += 1
-            if v.heldCount < v.heldLength.count, bytes.count <= RTPLimits.maximumDatagramSize {
-                let i = v.heldCount, size = RTPLimits.maximumDatagramSize
-                v.held.withUnsafeMutableBytes { all in
-                    UnsafeMutableRawBufferPointer(rebasing: all[(i * size)..<(i * size + bytes.count)]).copyMemory(from: bytes)
+        if rtcp, let seen = Self.inspect(bytes, feedbackAbout: localVideo?.sender.ssrc) {
+            bye = seen.bye
+            if seen.feedback, let v = localVideo {
+                statistics.videoFeedback += 1
+                if v.heldCount < v.heldLength.count, bytes.count <= RTPLimits.maximumDatagramSize {
+                    let i = v.heldCount, size = RTPLimits.maximumDatagramSize
+                    v.held.withUnsafeMutableBytes { all in
+                        UnsafeMutableRawBufferPointer(rebasing: all[(i * size)..<(i * size + bytes.count)]).copyMemory(from: bytes)
+                    }
+                    v.heldLength[i] = bytes.count
+                    v.heldArrival[i] = arrival
+                    v.heldCount += 1
+                } else {
+                    statistics.videoFeedbackDropped += 1
                 }
-                v.heldLength[i] = bytes.count
-                v.heldArrival[i] = arrival
-                v.heldCount += 1
-            } else {
-                statistics.videoFeedbackDropped += 1
-            }
-            if bytes[1] != RTCPPacket.senderReportType || route == nil {
-                if let route { remotes[route.remote].lastArrival = arrival }
-                return
+                if bytes[1] != RTCPPacket.senderReportType || route == nil {
+                    route?.remote.lastArrival = arrival
+                    return
+                }
             }
         }
         if route == nil {
             guard configuration.admitsUndeclaredRemotes else { statistics.unknownSSRC += 1; return }
-            guard remotes.lazy.filter({ !$0.left }).count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
+            guard remotes.count < configuration.maximumRemotes else { statistics.refusedRemotes += 1; return }
             // Only audio creates a remote (its video cannot be received without its size from
             // signalling): another payload type is not a new participant's audio.
-            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: configuration.undeclaredRemoteName ?? Self.defaultName(ofSSRC: ssrc), audioSSRC: ssrc,
-                                                    configuration: configuration.receive) else {
+            guard !rtcp, bytes[1] & 0x7F == configuration.receive.payloadType, let r = try? SessionRemote(name: configuration.undeclaredRemoteName ?? Self.defaultName(ofSSRC: ssrc),
+                                                    serial: remotesJoined, audioSSRC: ssrc, configuration: configuration.receive) else {
                 statistics.unknownSSRC += 1
                 return
             }
             join(r)
             route = bySSRC[ssrc]
         }
-        let r = remotes[route!.remote]
+        let r = route!.remote
         r.lastArrival = arrival
-        if rtcp, Self.containsBye(bytes) {
+        if bye {
             statistics.byes += 1
-            r.ended = true
+            r.end(drainFrames: configuration.drainFrames)
         }
         if route!.video {
             r.video?.receiver.receive(bytes, at: arrival)
         } else {
             r.receiver.receive(bytes, at: arrival)
         }
-    }
-
-    /// Whether an RTCP compound packet holds a BYE (packet type 203), walking the headers.
-    private static func containsBye(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        while i + 4 <= bytes.count {
-            if bytes[i + 1] == byePacketType { return true }
-            i += 4 * ((Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])) + 1)
-        }
-        return false
     }
 
     /// Hands `body` to the call's thread: it runs there, with this session, at the start of the
@@ -840,7 +556,8 @@ public final class CallSession {
         for tr in transports where tr.role == .shared {
             tr.box.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
         }
-        for r in remotes where !r.left {
+        var anyLeft = false
+        for r in remotes {
             for tr in r.audioTransports {
                 tr.receive(until: t) { bytes, arrival in demultiplex(bytes, at: arrival) }
             }
@@ -872,29 +589,56 @@ public final class CallSession {
                     emit(CallEvent(time: mediaTime, participant: name, kind: .videoOn))
                 }
             }
-            if !r.ended, configuration.remoteTimeout.isFinite, let last = r.lastArrival,
+            if r.lifecycle == .active, configuration.remoteTimeout.isFinite, let last = r.lastArrival,
                Double(last.nanoseconds(to: t)) > configuration.remoteTimeout * 1e9 {
-                r.ended = true
+                r.end(drainFrames: configuration.drainFrames)
             }
-            if r.ended && r.audioTransports.allSatisfy({ $0.inFlight == 0 }) && r.receiver.bufferedPackets == 0 {
-                r.drainFrames += 1
-                if r.drainFrames >= configuration.drainFrames { leave(r) }
+            if case .ending(let framesLeft) = r.lifecycle, r.receiver.bufferedPackets == 0,
+               r.audioTransports.allSatisfy({ $0.inFlight == 0 }) {
+                if framesLeft <= 1 {
+                    leave(r)
+                    anyLeft = true
+                } else {
+                    r.lifecycle = .ending(drainFramesLeft: framesLeft - 1)
+                }
             }
         }
+        if anyLeft { prune() }
         if let v = localVideo, v.heldCount > 0 { answerVideoFeedback(v) }
     }
 
+    /// A remote's audio has played out: its talking ends, its SSRCs are free, its final
+    /// statistics are published and kept, and it leaves (released by ``prune()``).
     private func leave(_ r: SessionRemote) {
         let name = r.name
         r.receiver.finish { e in self.emitTalk(e, for: name) }
-        r.left = true
+        r.lifecycle = .left
         bySSRC[r.audioSSRC] = nil
         if let v = r.video {
             bySSRC[v.ssrc] = nil
             if v.shownAny { emit(CallEvent(time: mediaTime, participant: name, kind: .videoOff)) }
         }
         if let e = speaker.leave(name, at: mediaTime) { emitDominant(e) }
+        let audio = Self.receiveStatistics(r)
+        var refined = audio
+        refineStatistics?(name, &refined)
+        emit(CallEvent(time: mediaTime, participant: name, kind: .statistics(refined)))
+        if configuration.departedRemotesKept > 0 {
+            if departed.count >= configuration.departedRemotesKept { departed.removeFirst(departed.count - configuration.departedRemotesKept + 1) }
+            departed.append(DepartedRemote(serial: r.serial, name: name, receive: r.receiver.statistics,
+                                           jitter: r.receiver.jitterStatistics, audio: audio, video: r.video?.receiver.statistics))
+        }
         emit(CallEvent(time: mediaTime, participant: name, kind: .left))
+    }
+
+    /// Releases the remotes that left in this playout frame, and the transport roles tied to
+    /// them that no remote present shares the name of (a transport without a role goes).
+    private func prune() {
+        remotes.removeAll { $0.lifecycle == .left }
+        transports.removeAll { t in
+            guard let name = Self.owner(of: t.role) else { return false }
+            return !remotes.contains { $0.name == name }
+        }
     }
 
     private func emitTalk(_ e: TalkEvent, for name: ParticipantID) {
@@ -912,6 +656,7 @@ public final class CallSession {
         emit(CallEvent(time: e.time, participant: e.dominant, kind: .dominantSpeakerChanged(previous: e.previous)))
     }
 
+    /// A statistics event for every remote present.
     private func publishStatistics() {
         for r in remotes {
             var a = Self.receiveStatistics(r)
@@ -944,23 +689,41 @@ public final class CallSession {
 
     /// A transport's box as a value the send pipelines take (for a harness that sends into a
     /// simulated link the session receives from).
-    package func transportHandle(_ id: CallTransportID) -> TransportHandle { TransportHandle(box: transports[id.index].box) }
+    /// Nil once the transport has no role in the call.
+    package func transportHandle(_ id: CallTransportID) -> TransportHandle? { box(of: id).map { TransportHandle(box: $0) } }
+
+    /// Remotes the session holds now (those present), and transport roles: what every
+    /// playout frame walks.
+    package var residentRemotes: Int { remotes.count }
+    package var residentTransports: Int { transports.count }
 
     // MARK: Reading back
 
-    /// The remote participants in join order (those that left included).
-    public var remoteNames: [ParticipantID] { remotes.map(\.name) }
-
-    /// A remote's receive-side counters, by name (the latest of that name).
-    public func receiveStatistics(of name: ParticipantID) -> (receive: AudioReceiveStatistics, jitter: JitterBufferStatistics,
-                                                              audio: ParticipantAudioStatistics, video: VideoStatistics?)? {
-        guard let r = remotes.last(where: { $0.name == name }) else { return nil }
-        var a = Self.receiveStatistics(r)
-        refineStatistics?(name, &a)
-        return (r.receiver.statistics, r.receiver.jitterStatistics, a, r.video?.receiver.statistics)
+    /// The remote participants in join order: those present and those that left (the last
+    /// ``CallSessionConfiguration/departedRemotesKept`` of them).
+    public var remoteNames: [ParticipantID] {
+        (departed.map { ($0.serial, $0.name) } + remotes.map { ($0.serial, $0.name) }).sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    /// Whether a remote's video receiver asked for a keyframe since the last call (then cleared).
+    /// A remote's receive-side counters, by name (the latest of that name): live for a remote
+    /// present, final for one that left (if still kept, see
+    /// ``CallSessionConfiguration/departedRemotesKept``).
+    public func receiveStatistics(of name: ParticipantID) -> (receive: AudioReceiveStatistics, jitter: JitterBufferStatistics,
+                                                              audio: ParticipantAudioStatistics, video: VideoStatistics?)? {
+        let present = remotes.last { $0.name == name }
+        let gone = departed.last { $0.name == name }
+        if let r = present, r.serial > gone?.serial ?? -1 {
+            var a = Self.receiveStatistics(r)
+            refineStatistics?(name, &a)
+            return (r.receiver.statistics, r.receiver.jitterStatistics, a, r.video?.receiver.statistics)
+        }
+        guard let d = gone else { return nil }
+        var a = d.audio
+        refineStatistics?(name, &a)
+        return (d.receive, d.jitter, a, d.video)
+    }
+
+    /// Whether a present remote's video receiver asked for a keyframe since the last call (then cleared).
     public func takeKeyframeRequest(of name: ParticipantID) -> Bool {
         guard let v = remotes.last(where: { $0.name == name })?.video else { return false }
         return v.receiver.takeKeyframeRequest()

@@ -180,8 +180,8 @@ public struct AudioReceivePipeline<Decoder: JitterBufferDecoder & ~Copyable>: ~C
     @_specialize(exported: true, where Decoder == OpusJitterDecoder)
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
         statistics.datagrams += 1
-        if bytes.count >= 2 && (200...204).contains(bytes[1]) {
-            guard let packets = try? RTCPCompound.parse(bytes) else { statistics.malformed += 1; return }
+        if RTPMultiplexing.isRTCP(bytes) {
+            guard let packets = try? RTCPCompound.parse(bytes, reducedSize: true) else { statistics.malformed += 1; return }
             for p in packets {
                 if case .senderReport(let sr) = p { mapping.update(sr); statistics.senderReports += 1 }
             }

@@ -1,7 +1,6 @@
-// Sources and sinks from the other modules: capture devices and test sources (ParleyDevices),
-// pacing on the call's clock.
+// Capture into the send pipeline: any AudioCaptureSource (ParleyCore's protocol; ParleyDevices'
+// microphones, files and test sources conform), paced on the call's clock.
 
-import ParleyDevices
 import ParleyVoice
 
 // The call's MediaClock (ParleyCore) paces ParleyDevices' capture and test sources too: one

@@ -290,7 +290,8 @@ public struct VideoSendPipeline: ~Copyable {
         statistics.packetsRefused += refused
     }
 
-    /// Takes one RTCP datagram from the receiver that arrived at `now`: resends the packets
+    /// Takes one RTCP datagram from the receiver (a compound packet, or a reduced-size one as
+    /// RFC 5506 allows, e.g. a lone PLI) that arrived at `now`: resends the packets
     /// generic NACKs ask for (over `transport`, at `now`), schedules a keyframe for a PLI, and
     /// applies receiver reports (round-trip time, bitrate). Feedback about other SSRCs is
     /// ignored; a malformed datagram is counted and dropped. Allocates nothing.
@@ -304,7 +305,7 @@ public struct VideoSendPipeline: ~Copyable {
         let arrival = NTPTimestamp(secondsSince1900: ntpOffset + now.seconds)
         var nackSequences = 0
         do throws(RTPError) {
-            try RTCPCompound.forEachPacket(in: bytes) { view in
+            try RTCPCompound.forEachPacket(in: bytes, reducedSize: true) { view in
                 if view.isGenericNACK {
                     guard view.mediaSSRC == me else { return }
                     statistics.nacksReceived += 1
@@ -542,9 +543,9 @@ public struct VideoReceivePipeline: ~Copyable {
 
     /// Takes one datagram (RTP VP8 or an RTCP sender report) that arrived at `arrival`.
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
-        if bytes.count >= 2 && (200...204).contains(bytes[1]) {
+        if RTPMultiplexing.isRTCP(bytes) {
             do throws(RTPError) {
-                try RTCPCompound.forEachPacket(in: bytes) { view in
+                try RTCPCompound.forEachPacket(in: bytes, reducedSize: true) { view in
                     guard view.packetType == RTCPPacket.senderReportType,
                           case .senderReport(let sr) = view.packet else { return }
                     sync.videoSenderReport(sr)

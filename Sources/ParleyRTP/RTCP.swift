@@ -1,4 +1,5 @@
-// RTCP sender and receiver reports (RFC 3550 6.4) and compound packets (6.1, A.2).
+// RTCP sender and receiver reports (RFC 3550 6.4), BYE (6.6) and compound packets (6.1, A.2),
+// and reduced-size RTCP packets (RFC 5506).
 //
 // Common header:
 //    0                   1                   2                   3
@@ -155,6 +156,28 @@ public struct RTCPReceiverReport: Equatable, Sendable {
     }
 }
 
+/// An RTCP BYE (RFC 3550 6.6, packet type 203): the sources named leave the session.
+///
+///     |V=2|P|    SC   |   PT=BYE=203  |             length            |
+///     |                           SSRC/CSRC                           |  SC times
+///     |     length    |               reason for leaving            ...  optional
+public struct RTCPBye: Equatable, Sendable {
+    /// The BYE packet type.
+    public static let packetType: UInt8 = 203
+    /// The sources leaving (at most 31).
+    public var ssrcs: [UInt32]
+    /// Why, as text (at most 255 UTF-8 bytes); nil (or empty) sends none.
+    public var reason: String?
+
+    /// A BYE for `ssrcs`, with `reason` as its text if given.
+    public init(ssrcs: [UInt32], reason: String? = nil) {
+        self.ssrcs = ssrcs
+        self.reason = reason
+    }
+
+    var reasonLength: Int { reason?.utf8.count ?? 0 }
+}
+
 /// One packet of a compound RTCP packet.
 public enum RTCPPacket: Equatable, Sendable {
     case senderReport(RTCPSenderReport)
@@ -163,7 +186,9 @@ public enum RTCPPacket: Equatable, Sendable {
     case genericNACK(RTCPGenericNACK)
     /// A picture loss indication (RFC 4585 6.3.1: PT 206, FMT 1): the receiver wants a keyframe.
     case pictureLossIndication(RTCPPictureLossIndication)
-    /// Another packet type (SDES, BYE, APP, other feedback formats): its type, count field and
+    /// A BYE (RFC 3550 6.6): the sources named leave.
+    case bye(RTCPBye)
+    /// Another packet type (SDES, APP, other feedback formats): its type, count field and
     /// body after the 4-byte common header (padding removed).
     case other(packetType: UInt8, count: UInt8, body: [UInt8])
 
@@ -177,14 +202,17 @@ public enum RTCPPacket: Equatable, Sendable {
         case .receiverReport(let rr): return 8 + RTCPReceptionReport.size * rr.reports.count
         case .genericNACK(let nack): return 12 + 4 * nack.items.count
         case .pictureLossIndication: return 12
+        case .bye(let bye):
+            let reason = bye.reasonLength
+            return 4 + 4 * bye.ssrcs.count + (reason == 0 ? 0 : (1 + reason + 3) & ~3)
         case .other(_, _, let body): return 4 + (body.count + 3) & ~3
         }
     }
 
     /// Writes this packet at the start of `buffer`; returns its length.
     /// - Throws: ``RTPError/bufferTooSmall(needed:available:)``; ``RTPError/fieldOutOfRange(_:)``
-    ///   for more than 31 report blocks, a count above 31, a generic NACK without items or
-    ///   longer than the 16-bit length field allows.
+    ///   for more than 31 report blocks or BYE sources, a count above 31, a BYE reason longer
+    ///   than 255 bytes, a generic NACK without items or longer than the 16-bit length field allows.
     public func marshal(into buffer: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int {
         let size = marshalSize
         guard size <= 4 * 65536 else { throw .fieldOutOfRange("RTCP packet longer than 65536 words") }
@@ -218,6 +246,20 @@ public enum RTCPPacket: Equatable, Sendable {
             store8(buffer, 1, Self.receiverReportType)
             store32(buffer, 4, rr.ssrc)
             for (i, r) in rr.reports.enumerated() { r.write(buffer, 8 + RTCPReceptionReport.size * i) }
+        case .bye(let bye):
+            guard bye.ssrcs.count <= 31 else { throw .fieldOutOfRange("more than 31 BYE sources") }
+            let reason = bye.reasonLength
+            guard reason <= 255 else { throw .fieldOutOfRange("BYE reason longer than 255 bytes") }
+            store8(buffer, 0, 0x80 | UInt8(bye.ssrcs.count))
+            store8(buffer, 1, RTCPBye.packetType)
+            for (i, ssrc) in bye.ssrcs.enumerated() { store32(buffer, 4 + 4 * i, ssrc) }
+            var p = 4 + 4 * bye.ssrcs.count
+            if let text = bye.reason, reason > 0 {
+                store8(buffer, p, UInt8(reason))
+                p += 1
+                for byte in text.utf8 { store8(buffer, p, byte); p += 1 }
+                while p < size { store8(buffer, p, 0); p += 1 }
+            }
         case .other(let type, let count, let body):
             guard count <= 31 else { throw .fieldOutOfRange("RTCP count above 31") }
             store8(buffer, 0, 0x80 | count)
@@ -235,25 +277,28 @@ public enum RTCPPacket: Equatable, Sendable {
 public enum RTCPCompound {
     /// Parses a compound packet, validating it as RFC 3550 A.2 does: every packet version 2,
     /// the first an SR or RR, padding only in the last, lengths adding up to the datagram; report
-    /// counts and the lengths of generic NACKs and PLIs (RFC 4585 6.1) fitting their packets.
+    /// counts, BYE source counts and reasons, and the lengths of generic NACKs and PLIs
+    /// (RFC 4585 6.1) fitting their packets. With `reducedSize`, a reduced-size RTCP packet
+    /// (RFC 5506) is taken too: the first packet may be of any RTCP type (a lone PLI or NACK).
     /// - Throws: ``RTPError`` for any violation; nothing is returned for a partly bad datagram.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RTPError) -> [RTCPPacket] {
+    public static func parse(_ bytes: UnsafeRawBufferPointer, reducedSize: Bool = false) throws(RTPError) -> [RTCPPacket] {
         var packets: [RTCPPacket] = []
-        try walk(bytes) { (view: RTCPPacketView) throws(RTPError) in packets.append(view.packet) }
+        try walk(bytes, reducedSize: reducedSize) { (view: RTCPPacketView) throws(RTPError) in packets.append(view.packet) }
         return packets
     }
 
-    /// Validates a compound packet as ``parse(_:)`` does, then hands each of its packets to
-    /// `body` as a view over `bytes`, without allocating (the receive path of RTCP feedback).
-    /// Nothing is visited when any part of the datagram is invalid.
+    /// Validates a compound packet as ``parse(_:reducedSize:)`` does, then hands each of its
+    /// packets to `body` as a view over `bytes`, without allocating (the receive path of RTCP
+    /// feedback). Nothing is visited when any part of the datagram is invalid.
     /// - Throws: ``RTPError`` for any violation.
-    public static func forEachPacket(in bytes: UnsafeRawBufferPointer, _ body: (RTCPPacketView) -> Void) throws(RTPError) {
-        try walk(bytes) { (_: RTCPPacketView) throws(RTPError) in }
-        try walk(bytes) { (view: RTCPPacketView) throws(RTPError) in body(view) }
+    public static func forEachPacket(in bytes: UnsafeRawBufferPointer, reducedSize: Bool = false,
+                                     _ body: (RTCPPacketView) -> Void) throws(RTPError) {
+        try walk(bytes, reducedSize: reducedSize) { (_: RTCPPacketView) throws(RTPError) in }
+        try walk(bytes, reducedSize: reducedSize) { (view: RTCPPacketView) throws(RTPError) in body(view) }
     }
 
     /// Validates every packet's header and length, calling `body` for each valid one in order.
-    private static func walk(_ bytes: UnsafeRawBufferPointer,
+    private static func walk(_ bytes: UnsafeRawBufferPointer, reducedSize: Bool,
                              _ body: (RTCPPacketView) throws(RTPError) -> Void) throws(RTPError) {
         var p = 0
         let n = bytes.count
@@ -267,7 +312,8 @@ public enum RTCPCompound {
             let count = Int(b0 & 0x1F)
             let length = (Int(load16(bytes, p + 2)) + 1) * 4
             guard length <= n - p else { throw .badRTCPLength(declared: length, available: n - p) }
-            if p == 0 && type != RTCPPacket.senderReportType && type != RTCPPacket.receiverReportType {
+            if p == 0, reducedSize ? !RTPMultiplexing.isRTCP(secondByte: type)
+                : type != RTCPPacket.senderReportType && type != RTCPPacket.receiverReportType {
                 throw .badCompoundStart(packetType: type)
             }
             var bodyEnd = p + length
@@ -285,6 +331,15 @@ public enum RTCPCompound {
             case RTCPPacket.receiverReportType:
                 let needed = 8 + RTCPReceptionReport.size * count
                 guard needed <= bodyEnd - p else { throw .badReportCount(count: count, length: bodyEnd - p) }
+            case RTCPBye.packetType:
+                guard 4 * count <= bodyLength else { throw .badReportCount(count: count, length: bodyEnd - p) }
+                let reasonAt = p + 4 + 4 * count
+                if reasonAt < bodyEnd {
+                    let reason = Int(load8(bytes, reasonAt))
+                    guard reasonAt + 1 + reason <= bodyEnd else {
+                        throw .badByeReason(length: reason, available: bodyEnd - reasonAt - 1)
+                    }
+                }
             case RTCPGenericNACK.packetType where count == Int(RTCPGenericNACK.format):
                 guard bodyLength >= 12, bodyLength % 4 == 0 else {
                     throw .badFeedbackLength(packetType: type, format: UInt8(count), length: bodyLength)

@@ -249,6 +249,14 @@ public struct RTCPPacketView {
     public var isPictureLossIndication: Bool {
         packetType == RTCPPictureLossIndication.packetType && count == RTCPPictureLossIndication.format
     }
+    /// Whether this is a BYE (PT 203).
+    public var isBye: Bool { packetType == RTCPBye.packetType }
+
+    /// Calls `body` with each source a BYE names (nothing for other packets).
+    public func forEachByeSSRC(_ body: (UInt32) -> Void) {
+        guard isBye else { return }
+        for i in 0..<Int(count) where 8 + 4 * i <= bytes.count { body(load32(bytes, 4 + 4 * i)) }
+    }
 
     /// The first 32-bit word after the common header (the SSRC of the packet's sender for SR,
     /// RR and feedback), or nil when the packet has no body.
@@ -308,6 +316,17 @@ public struct RTCPPacketView {
             return .genericNACK(RTCPGenericNACK(senderSSRC: load32(bytes, 4), mediaSSRC: load32(bytes, 8), items: items))
         case _ where isPictureLossIndication:
             return .pictureLossIndication(RTCPPictureLossIndication(senderSSRC: load32(bytes, 4), mediaSSRC: load32(bytes, 8)))
+        case RTCPBye.packetType:
+            var ssrcs: [UInt32] = []
+            ssrcs.reserveCapacity(Int(count))
+            forEachByeSSRC { ssrcs.append($0) }
+            let at = 4 + 4 * Int(count)
+            var reason: String?
+            if at < bytes.count, load8(bytes, at) > 0 {
+                let n = Int(load8(bytes, at))
+                reason = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(at + 1)..<(at + 1 + n)]), as: UTF8.self)
+            }
+            return .bye(RTCPBye(ssrcs: ssrcs, reason: reason))
         default:
             return .other(packetType: packetType, count: count, body: Array(bytes[4...]))
         }

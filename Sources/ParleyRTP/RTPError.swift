@@ -25,10 +25,14 @@ public enum RTPError: Error, Equatable, Sendable {
     /// An RTCP packet's length field does not match the bytes present, or a compound packet
     /// breaks the RFC 3550 A.2 rules (first packet not SR/RR, padding before the last one).
     case badRTCPLength(declared: Int, available: Int)
-    /// A compound RTCP packet does not start with an SR or RR.
+    /// A compound RTCP packet does not start with an SR or RR (a reduced-size one, RFC 5506,
+    /// with an RTCP packet type).
     case badCompoundStart(packetType: UInt8)
-    /// An RTCP report count does not fit the packet length.
+    /// An RTCP report count (or a BYE's source count) does not fit the packet length.
     case badReportCount(count: Int, length: Int)
+    /// An RTCP BYE's reason runs past the end of its packet: its length byte says `length`
+    /// bytes where `available` follow it.
+    case badByeReason(length: Int, available: Int)
     /// An RTCP feedback message (RFC 4585 6.1) of a known kind has the wrong length: shorter
     /// than its two SSRCs, a generic NACK (PT 205, FMT 1) without a whole number of at least one
     /// 4-byte FCI entry, or a PLI (PT 206, FMT 1) with FCI. `length` is the body after the

@@ -1,5 +1,7 @@
 // Counting SRTP's work and its drops by reason, for datagrams that may be RTP or RTCP.
 
+import ParleyRTP
+
 /// Counters of SRTP protection and unprotection, with drops by reason.
 public struct SRTPStatistics: Sendable, Hashable {
     /// RTP and RTCP datagrams protected and handed to the transport.
@@ -25,17 +27,11 @@ public struct SRTPStatistics: Sendable, Hashable {
 }
 
 extension SRTPContext {
-    /// Whether the datagram in `buffer` is RTCP: its second byte is 192...223 (RFC 5761 4).
-    @inline(__always)
-    public static func isRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Bool {
-        length >= 2 && (192...223).contains(buffer[1])
-    }
-
     /// Protects the RTP or RTCP datagram in `buffer[0..<length]` in place (told apart by
-    /// ``isRTCP(_:length:)``); returns its new length, or nil (counted as a protect failure).
+    /// ``RTPMultiplexing/isRTCP(_:length:)``, RFC 5761 4); returns its new length, or nil (counted as a protect failure).
     public mutating func protect(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
                                  counting statistics: inout SRTPStatistics) -> Int? {
-        let rtcp = Self.isRTCP(buffer, length: length)
+        let rtcp = RTPMultiplexing.isRTCP(buffer, length: length)
         guard let n = try? rtcp ? protectRTCP(buffer, length: length) : protectRTP(buffer, length: length) else {
             statistics.protectFailures += 1
             return nil
@@ -49,7 +45,7 @@ extension SRTPContext {
     public mutating func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
                                    counting statistics: inout SRTPStatistics) -> Int? {
         do throws(SRTPError) {
-            let n = Self.isRTCP(buffer, length: length) ? try unprotectRTCP(buffer, length: length)
+            let n = RTPMultiplexing.isRTCP(buffer, length: length) ? try unprotectRTCP(buffer, length: length)
                 : try unprotectRTP(buffer, length: length)
             statistics.unprotected += 1
             return n

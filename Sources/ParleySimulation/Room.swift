@@ -218,6 +218,7 @@ public final class CallRoom {
         settings.dominantInterval = configuration.dominantInterval
         settings.admitsUndeclaredRemotes = false
         settings.maximumRemotes = max(1, streams.count)
+        settings.departedRemotesKept = streams.count   // every participant's final report
         settings.remoteTimeout = .infinity
         settings.endsWhenEveryoneLeft = true
         let session = CallSession(configuration: settings, clock: clock, start: start)

@@ -2,6 +2,7 @@
 // network simulator decides.
 
 import ParleyCall
+import ParleyNetwork
 import ParleyRTP
 
 /// Counters of a ``SimulatedLink``.
@@ -18,7 +19,7 @@ public struct LinkStatistics: Sendable, Hashable {
     public var refused = 0
     /// Largest one-way delay applied, ms.
     public var maximumDelayMs = 0.0
-    /// Of `sent`, RTCP datagrams (second byte 200...204, RFC 5761), and of `lost`, RTCP ones.
+    /// Of `sent`, RTCP datagrams (``RTPMultiplexing/isRTCP(_:)``, RFC 5761), and of `lost`, RTCP ones.
     public var controlSent = 0
     public var controlLost = 0
 
@@ -144,7 +145,7 @@ public struct SimulatedLink: PacketTransport {
         let i = packetIndex % chunkPackets
         packetIndex += 1
         statistics.sent += 1
-        let control = bytes.count >= 2 && (200...204).contains(bytes[1])
+        let control = RTPMultiplexing.isRTCP(bytes)
         if control { statistics.controlSent += 1 }
         let d1 = delay1[i], d2 = delay2[i]
         if d1.isNaN {

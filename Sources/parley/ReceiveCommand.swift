@@ -174,8 +174,8 @@ private func receiveLoop<T: WaitablePacketTransport & ~Copyable, Sink: ReceiveSi
         if !waiting && now.nanoseconds - lastDatagram.nanoseconds >= idleNs { break }
         transport.receive(until: now) { bytes, arrival in
             lastDatagram = arrival
-            // RTCP multiplexed on the port (RFC 5761 4: second byte 200...204) is not media.
-            if bytes.count >= 2, (200...204).contains(bytes[1]) {
+            // RTCP multiplexed on the port (RFC 5761 4) is not media.
+            if RTPMultiplexing.isRTCP(bytes) {
                 sink.control(bytes, at: arrival)
                 return
             }

@@ -140,7 +140,7 @@ private final class FileSender {
     let session = CallSession(clock: clock)
     let link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 5), seed: 1)
     let id = session.addTransport(link)
-    var handle = session.transportHandle(id)
+    var handle = session.transportHandle(id)!
     var c = AudioSendConfiguration()
     c.ssrc = 7
     var first = try AudioSendPipeline(configuration: c)
@@ -231,7 +231,7 @@ private final class FileSender {
     settings.maximumRemotes = 4
     let session = CallSession(configuration: settings, clock: clock)
     let id = try session.addTransport(SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 3))
-    var handle = session.transportHandle(id)
+    var handle = session.transportHandle(id)!
     var rng = SystemRandomNumberGenerator()
     let scheduler = MediaScheduler(clock: clock)
     var sent = (short: 0, badVersion: 0, sprayed: 0)

@@ -31,7 +31,7 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
     }
 
     mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool {
-        if bytes.count >= 12, !(200...204).contains(bytes[1]),
+        if bytes.count >= 12, !RTPMultiplexing.isRTCP(secondByte: bytes[1]),
            UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8 | UInt32(bytes[11]) == ssrc {
             let seq = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
             if seen.insert(seq).inserted {

@@ -295,7 +295,7 @@ private struct CollectingTransport: PacketTransport {
             _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: MonotonicTime(seconds: Double(k) * 0.02), muted: false,
                                                         over: &transport) { _ in } }
         }
-        let rtp = transport.datagrams.filter { !(200...204).contains($0[1]) }   // RTCP sender reports aside
+        let rtp = transport.datagrams.filter { !RTPMultiplexing.isRTCP(secondByte: $0[1]) }   // RTCP sender reports aside
         let views = rtp.map { d in d.withUnsafeBytes { b in (try! RTPPacketView(parsing: b)).headerFields } }
         #expect(sender.statistics.dtxFrames > 50, "channels \(channels): \(sender.statistics)")
         #expect(sender.statistics.packetsSent + sender.statistics.dtxFrames == 200)

@@ -59,7 +59,7 @@ func srtpCallOverUDPDropsEveryInjectedPacketBeforeTheReceiver(_ suite: SRTPSuite
             _ = frame.withUnsafeBufferPointer { sender.send($0, capturedAt: t, muted: false, over: &sendSide) { _ in } }
             // The attacker's datagrams arrive beside the real ones.
             if k >= 5, k % 5 == 0,
-               let old = sendSide.base.seen.dropLast().last(where: { !(192...223).contains($0[1]) }) {
+               let old = sendSide.base.seen.dropLast().last(where: { !RTPMultiplexing.isRTCP(secondByte: $0[1]) }) {
                 old.withUnsafeBytes { _ = attacker.send($0, at: t) }                 // a replay
                 injected.replay += 1
                 // A tampered copy under a sequence number not seen yet (a bare copy of a

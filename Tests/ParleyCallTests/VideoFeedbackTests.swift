@@ -45,7 +45,7 @@ private struct ImpairedLink: PacketTransport {
     }
 
     mutating func send(_ bytes: UnsafeRawBufferPointer, at time: MonotonicTime) -> Bool {
-        let isRTP = bytes.count >= 12 && !(200...206).contains(bytes[1])
+        let isRTP = bytes.count >= 12 && !RTPMultiplexing.isRTCP(secondByte: bytes[1])
         let seq = isRTP ? UInt16(bytes[2]) << 8 | UInt16(bytes[3]) : 0
         let first = isRTP && sentSequences.insert(seq).inserted
         let lost = alwaysDrop(bytes) || rng.uniform() < lossAt(Double(origin.nanoseconds(to: time)) / 1e9)
@@ -150,7 +150,7 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
         setup.seconds = 2
         // Every packet of the first frame (the keyframe) is lost, resends included.
         setup.dropForward = { b in
-            b.count >= 12 && !(200...206).contains(b[1])
+            b.count >= 12 && !RTPMultiplexing.isRTCP(secondByte: b[1])
                 && (UInt32(b[4]) << 24 | UInt32(b[5]) << 16 | UInt32(b[6]) << 8 | UInt32(b[7])) == firstTimestamp
         }
         let r = try runVideoCall(setup, pictures: pictures)
@@ -302,7 +302,7 @@ private func runVideoCall(_ setup: VideoCallSetup, pictures: [VideoFrame]) throw
         setup.seconds = 2
         // One packet of the sixth frame never gets through, resends included.
         let target = UInt16(truncatingIfNeeded: UInt32(0x5649_4430) &* 7) &+ 20
-        setup.dropForward = { b in b.count >= 12 && !(200...206).contains(b[1]) && (UInt16(b[2]) << 8 | UInt16(b[3])) == target }
+        setup.dropForward = { b in b.count >= 12 && !RTPMultiplexing.isRTCP(secondByte: b[1]) && (UInt16(b[2]) << 8 | UInt16(b[3])) == target }
         let r = try runVideoCall(setup, pictures: pictures)
         print("packet lost for good: asked \(r.receiver.nackRequests) times in \(r.receiver.nackMessagesSent) NACKs, "
               + "resent \(r.sender.packetsRetransmitted) times, \(r.receiver.nacksGivenUp) given up, \(r.receiver.pictureLossIndicationsSent) PLI")

@@ -1,21 +1,39 @@
-// libFuzzer target: compound RTCP parsing (SR, RR, generic NACK, PLI, other packets; RFC 3550
-// A.2 validity, RFC 4585 feedback lengths).
+// libFuzzer target: compound and reduced-size RTCP parsing (SR, RR, BYE with its reason, generic
+// NACK, PLI, other packets; RFC 3550 A.2 validity, RFC 4585 feedback lengths, RFC 5506).
 // Properties: a parsed compound packet serialises and parses back to the same packets; the
-// allocation-free walk accepts exactly what the parser accepts and sees the same packets; a
-// NACK's lost sequence numbers, re-covered with the fewest entries, give the same set.
+// allocation-free walk accepts exactly what the parser accepts and sees the same packets; the
+// reduced-size parse accepts every compound packet with the same packets, and what it alone
+// accepts round-trips too; a BYE's sources read by the walk are those parsed; a NACK's lost
+// sequence numbers, re-covered with the fewest entries, give the same set.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     var walked: [RTCPPacket] = []
-    let walkOK = (try? RTCPCompound.forEachPacket(in: bytes) { walked.append($0.packet) }) != nil
+    var byeSSRCs: [UInt32] = []
+    let walkOK = (try? RTCPCompound.forEachPacket(in: bytes) { v in
+        walked.append(v.packet)
+        v.forEachByeSSRC { byeSSRCs.append($0) }
+    }) != nil
+    let reduced = try? RTCPCompound.parse(bytes, reducedSize: true)
     guard let packets = try? RTCPCompound.parse(bytes) else {
         precondition(!walkOK, "walk accepted what parse refused")
+        if let reduced { roundTrip(reduced, reducedSize: true) }
         return 0
     }
     precondition(walkOK && walked == packets, "walk and parse disagree")
-    guard let again = try? RTCPCompound.marshalled(packets) else { return 0 }
-    guard let back = again.withUnsafeBytes({ try? RTCPCompound.parse($0) }) else {
+    precondition(reduced == packets, "the reduced-size parse disagrees on a compound packet")
+    var parsedByes: [UInt32] = []
+    for case .bye(let bye) in packets { parsedByes += bye.ssrcs }
+    precondition(byeSSRCs == parsedByes, "walk and parse disagree on BYE sources")
+    roundTrip(packets, reducedSize: false)
+    return 0
+}
+
+/// `packets` serialise and parse back to the same packets (unknown bodies up to padding).
+func roundTrip(_ packets: [RTCPPacket], reducedSize: Bool) {
+    guard let again = try? RTCPCompound.marshalled(packets) else { return }
+    guard let back = again.withUnsafeBytes({ try? RTCPCompound.parse($0, reducedSize: reducedSize) }) else {
         preconditionFailure("reserialised compound packet does not parse")
     }
     // Bodies of unknown packets gain zero padding to a word boundary; compare the rest exactly.
@@ -34,5 +52,4 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         }
     }
     precondition(back.count == packets.count)
-    return 0
 }

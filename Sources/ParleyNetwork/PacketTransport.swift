@@ -1,6 +1,4 @@
-// Transports: where RTP/RTCP datagrams go between a sender and a receiver.
-
-import ParleyCore
+// The transport seam: what sends and receives datagrams, whatever carries them.
 
 /// Carries datagrams from one sender to one receiver.
 ///

@@ -1,14 +1,13 @@
 // SRTP over any transport: protects what is sent, verifies and decrypts what arrives, and drops
 // (and counts) every packet that fails before a parser sees it.
 
-import ParleyJitter
+import ParleyNetwork
 import ParleyRTP
-import ParleySRTP
 
 /// Wraps a ``PacketTransport`` with SRTP and SRTCP (RFC 3711): datagrams given to ``send(_:at:)``
 /// are protected with the send key, and only datagrams that verify under the receive key reach
 /// ``receive(until:_:)``'s body, decrypted. RTP and RTCP share the transport and are told apart
-/// by the second byte (RFC 5761: 192...223 is RTCP).
+/// by ``RTPMultiplexing/isRTCP(_:)`` (RFC 5761 4).
 ///
 /// Nothing is allocated per datagram: one scratch buffer of ``maximumDatagram`` bytes plus
 /// libsrtp's trailer room is reused.
