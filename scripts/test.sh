@@ -32,6 +32,8 @@ SWT_EXPERIMENTAL_EVENT_STREAM_FIELDS_ENABLED=1 "$(swift build --show-bin-path)/P
   --testing-library swift-testing --list-tests \
   --experimental-event-stream-output "$tmp/tests.jsonl" --experimental-event-stream-version 0 >"$tmp/tests.txt"
 realtime=$(python3 scripts/realtime-tests.py "$tmp/tests.jsonl" "$tmp/tests.txt")
+# Suites that run only inside scripts/netns.sh's namespace (they skip themselves elsewhere).
+webrtc="BrowserInteropTests"
 status=0
 swift test --skip-build --disable-xctest --parallel --skip "$realtime" 2>&1 | tee "$tmp/rest.log" || status=1
 swift test --skip-build --disable-xctest --no-parallel --filter "$realtime" 2>&1 | tee "$tmp/realtime.log" || status=1
@@ -39,9 +41,16 @@ swift test --skip-build --disable-xctest --no-parallel --filter "$realtime" 2>&1
 ran=$(cat "$tmp/rest.log" "$tmp/realtime.log" | sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 total=$(grep -c . "$tmp/tests.txt")
 echo "test.sh: $ran of $total tests ran (real-time ones apart)"
-if [ "$ran" -ne "$total" ]; then
+if [ "$ran" -lt "$total" ]; then
   echo "test.sh: the two passes ran $ran tests, the package has $total" >&2
   status=1
+fi
+# The WebRTC tests with a browser and Janus, in a network namespace of their own
+# (scripts/netns.sh): Janus refuses loopback ICE candidates. Outside it they are skipped.
+if unshare -n true 2>/dev/null; then
+  bash scripts/netns.sh swift test --skip-build --disable-xctest --no-parallel --filter "$webrtc" 2>&1 | tee "$tmp/webrtc.log" || status=1
+else
+  echo "test.sh: unshare -n is not permitted here (needs root): the WebRTC tests in a network namespace are skipped" >&2
 fi
 [ "$status" -eq 0 ] || exit 1
 

@@ -8,8 +8,8 @@ import ParleyVoice
 
 /// One call as a client app sees it: the grid of participants and who is talking.
 ///
-/// - **Remote participants** arrive over any number of ``PacketTransport``s (a
-///   ``UDPTransport`` in a real call, ParleySimulation's `SimulatedLink`s in a simulation),
+/// - **Remote participants** arrive over any number of `PacketTransport`s (a
+///   `UDPTransport` in a real call, ParleySimulation's `SimulatedLink`s in a simulation),
 ///   demultiplexed by SSRC: each is declared with ``addRemote(_:)`` from signalling or created on its first
 ///   packet. Each gets its own receive pipeline (jitter buffer, Opus decoding with PLC/FEC,
 ///   talking detection) and video pipeline, and an RTCP BYE, ``remoteEnded(_:)`` or

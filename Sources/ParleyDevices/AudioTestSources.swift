@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// A synthetic microphone: a sine tone, delivered paced in real time (or on an injected
-/// clock) through ``AudioCaptureSource``, with the timing a device would give: a frame is
+/// clock) through `AudioCaptureSource`, with the timing a device would give: a frame is
 /// returned once its last sample is due, `captureTime` is the due time of its first sample.
 ///
 /// Threading: not copyable; use from one thread.
@@ -115,7 +115,7 @@ public struct ArraySampleProvider<Sample: AudioSample>: AudioSampleProvider {
 }
 
 /// A recorded microphone: samples from a provider (a WAV file, an array) delivered paced like
-/// a device through ``AudioCaptureSource``. The last frame is padded with silence.
+/// a device through `AudioCaptureSource`. The last frame is padded with silence.
 ///
 /// Threading: not copyable; use from one thread.
 public struct SampleProviderSource<Provider: AudioSampleProvider & ~Copyable>: ~Copyable, AudioCaptureSource {

@@ -58,7 +58,7 @@ final class CaptureControl: Sendable {
     }
 }
 
-/// Audio frames from any ``AudioCaptureSource`` as an `AsyncSequence`: a dedicated thread
+/// Audio frames from any `AudioCaptureSource` as an `AsyncSequence`: a dedicated thread
 /// reads the source and yields each frame into an `AsyncThrowingStream` that keeps at most
 /// `bufferCapacity` frames. When the consumer falls behind, the oldest frames are dropped
 /// (a call wants fresh audio, not a growing delay) and counted in ``droppedFrames``.
@@ -115,7 +115,7 @@ public final class AudioCaptureStream<Sample: AudioSample>: AsyncSequence, Senda
     public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
 }
 
-/// Pictures from any ``VideoCaptureSource`` as an `AsyncSequence`, with the same thread,
+/// Pictures from any `VideoCaptureSource` as an `AsyncSequence`, with the same thread,
 /// bounded buffer (default 2 pictures: video is dropped rather than delayed) and drop count
 /// as ``AudioCaptureStream``.
 ///

@@ -58,7 +58,7 @@ public enum ReadTimeTiming: VideoSourceTiming {
 }
 
 /// A recorded or generated camera: pictures from a provider delivered through
-/// ``VideoCaptureSource`` on the system clock or an injected one, timed as `Timing` says.
+/// `VideoCaptureSource` on the system clock or an injected one, timed as `Timing` says.
 /// Use it through its two names: ``PacedVideoSource`` (the read waits for each picture's time:
 /// a stand-in for a camera) and ``ClockedVideoSource`` (the read returns at once, stamped with
 /// its time: for a caller that paces itself, a `MediaScheduler` stream at the provider's

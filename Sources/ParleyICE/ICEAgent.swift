@@ -22,7 +22,7 @@ import Glibc
 ///    ``addRemoteCandidate(_:)`` as they come (trickle ICE) and, when it has sent them all,
 ///    call ``endOfRemoteCandidates()``; checks run, the state goes `checking`, `connected`,
 ///    `ready`, and a pair is selected (``ICEEvent/selectedPair(_:)``);
-/// 4. ``send(_:)`` datagrams on the selected pair; received ones reach the datagram handler;
+/// 4. `send(_:)` datagrams on the selected pair; received ones reach the datagram handler;
 /// 5. ``close()``.
 ///
 /// Consent freshness (RFC 7675) is on: the agent checks its peer every 4 to 6 s and reports
@@ -33,7 +33,7 @@ import Glibc
 /// owns a thread that iterates its GLib main context (no global main loop); the event and
 /// datagram handlers run on that thread, one call at a time, in order, and may call the
 /// agent's methods (including ``close()``). Keep them short: a handler that blocks delays
-/// every check and datagram. The methods other than ``send(_:)`` run their libnice call on
+/// every check and datagram. The methods other than `send(_:)` run their libnice call on
 /// that thread and wait for it.
 public final class ICEAgent: Sendable {
     /// This agent's role.

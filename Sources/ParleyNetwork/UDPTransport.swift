@@ -43,7 +43,7 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
 
     /// Binds `bindHost:localPort` (0: any free port; `bindHost` an IPv4 address, "0.0.0.0" for
     /// every interface) and sends to `peerHost:peerPort` (an IPv4 address or a host name,
-    /// resolved once here). With `rtcpPeerPort`, RTCP datagrams (``RTPMultiplexing/isRTCP(_:)``, RFC 5761)
+    /// resolved once here). With `rtcpPeerPort`, RTCP datagrams (`RTPMultiplexing/isRTCP(_:)`, RFC 5761)
     /// go to that port of the peer instead (RFC 3550's separate RTCP port, PORT+1 by custom);
     /// without it RTP and RTCP share the port (RFC 5761 multiplexing).
     /// - Throws: ``UDPTransportError`` if the socket cannot be created or bound, or a host does

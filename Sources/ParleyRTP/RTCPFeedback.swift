@@ -226,7 +226,7 @@ extension RTCPReceiverReport {
     }
 }
 
-/// One packet of a validated compound RTCP packet, as ``RTCPCompound/forEachPacket(in:_:)``
+/// One packet of a validated compound RTCP packet, as `RTCPCompound.forEachPacket(in:reducedSize:_:)`
 /// hands it over: a view over the datagram's bytes, valid only during that call. Its readers
 /// are safe on any view that call produced (the lengths were checked).
 public struct RTCPPacketView {

@@ -23,7 +23,7 @@ import Synchronization
 /// (`rtp_forward`; SRTP under a key generated for the call with ``Options/srtp``). It also joins
 /// as a listener, which is where a pin is checked and where the room's events come from. A
 /// publisher that unpublishes ends at once; one that goes silent for the session's
-/// ``CallSessionConfiguration/remoteTimeout`` (its process died) leaves the call, and its
+/// `CallSessionConfiguration/remoteTimeout` (its process died) leaves the call, and its
 /// remote publisher, which Janus would keep until the room ends, is removed.
 ///
 /// In an AudioBridge room (one created with `allow_rtp_participants`) it joins as a plain-RTP
@@ -168,7 +168,9 @@ public final class JanusRoom: Sendable {
     /// Joins a room: opens a Janus session, checks the room exists, joins it (the pin is
     /// checked here), and in a VideoRoom creates this participant's remote publisher and asks
     /// Janus to forward the publishers already in. The media start with ``makeCall(configuration:)``.
-    /// - Parameter clock: the clock the room's sockets stamp arrivals with (the call's).
+    /// - Parameters:
+    ///   - options: the server, room, name, plugin and what this participant publishes.
+    ///   - clock: the clock the room's sockets stamp arrivals with (the call's).
     /// - Throws: ``RoomError``: ``RoomError/noSuchRoom(room:server:)``,
     ///   ``RoomError/wrongPin(room:reason:)``, ``RoomError/server(_:)`` when Janus cannot be
     ///   reached, ``RoomError/joinTimedOut(room:seconds:hint:)``, ... Nothing is left on the
@@ -186,7 +188,7 @@ public final class JanusRoom: Sendable {
     /// configuration is `configuration` with what the room needs (which remotes it admits, the
     /// payload type, the RTP time origin), its transports are the room's sockets, and the
     /// publishers received so far join it at its first frame; later ones, and those who leave,
-    /// reach it through its ``CallSession/inlet``. Call once, before running the session.
+    /// reach it through its `CallSession/inlet`. Call once, before running the session.
     /// - Throws: ``RoomError/callAlreadyMade``, or ``RoomError/srtp(_:)``.
     public func makeCall(configuration: CallSessionConfiguration = .init()) throws(RoomError) -> RoomCall {
         guard var sockets = self.sockets.withLock({ $0.take() }), let receive = sockets.receive.take() else {

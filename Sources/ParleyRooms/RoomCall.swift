@@ -5,7 +5,7 @@ import ParleyRTP
 import ParleySRTP
 
 /// The call's side of a joined room (``JanusRoom/makeCall(configuration:)``): the
-/// ``CallSession`` with the room's transports, and the local media published with the SSRCs the
+/// `CallSession` with the room's transports, and the local media published with the SSRCs the
 /// room expects. Like the session, used on the call's thread only.
 ///
 /// The room's publishers join the session as remote participants under their display names

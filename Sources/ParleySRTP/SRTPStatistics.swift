@@ -28,7 +28,7 @@ public struct SRTPStatistics: Sendable, Hashable {
 
 extension SRTPContext {
     /// Protects the RTP or RTCP datagram in `buffer[0..<length]` in place (told apart by
-    /// ``RTPMultiplexing/isRTCP(_:length:)``, RFC 5761 4); returns its new length, or nil (counted as a protect failure).
+    /// `RTPMultiplexing/isRTCP(_:length:)`, RFC 5761 4); returns its new length, or nil (counted as a protect failure).
     public mutating func protect(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
                                  counting statistics: inout SRTPStatistics) -> Int? {
         let rtcp = RTPMultiplexing.isRTCP(buffer, length: length)

@@ -4,10 +4,10 @@
 import ParleyNetwork
 import ParleyRTP
 
-/// Wraps a ``PacketTransport`` with SRTP and SRTCP (RFC 3711): datagrams given to ``send(_:at:)``
+/// Wraps a `PacketTransport` with SRTP and SRTCP (RFC 3711): datagrams given to ``send(_:at:)``
 /// are protected with the send key, and only datagrams that verify under the receive key reach
 /// ``receive(until:_:)``'s body, decrypted. RTP and RTCP share the transport and are told apart
-/// by ``RTPMultiplexing/isRTCP(_:)`` (RFC 5761 4).
+/// by `RTPMultiplexing/isRTCP(_:)` (RFC 5761 4).
 ///
 /// Nothing is allocated per datagram: one scratch buffer of ``maximumDatagram`` bytes plus
 /// libsrtp's trailer room is reused.
@@ -26,7 +26,7 @@ public final class SRTPTransport<Base: PacketTransport & ~Copyable>: PacketTrans
 
     /// Wraps `base`. `sendKey` protects what this side sends; `receiveKey` (the peer's send
     /// key) verifies what arrives. Each key may have its own suite. `allowRetransmission` lets
-    /// the same packet be sent again (a ``VideoSendPipeline`` answering a NACK with a plain
+    /// the same packet be sent again (a `VideoSendPipeline` answering a NACK with a plain
     /// resend); without it libsrtp refuses a repeated index and the resend is counted as a
     /// protect failure.
     /// - Throws: `SRTPError` if libsrtp cannot set up a context.

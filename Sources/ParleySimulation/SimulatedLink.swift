@@ -19,7 +19,7 @@ public struct LinkStatistics: Sendable, Hashable {
     public var refused = 0
     /// Largest one-way delay applied, ms.
     public var maximumDelayMs = 0.0
-    /// Of `sent`, RTCP datagrams (``RTPMultiplexing/isRTCP(_:)``, RFC 5761), and of `lost`, RTCP ones.
+    /// Of `sent`, RTCP datagrams (`RTPMultiplexing/isRTCP(_:)`, RFC 5761), and of `lost`, RTCP ones.
     public var controlSent = 0
     public var controlLost = 0
 
