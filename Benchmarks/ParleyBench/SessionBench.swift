@@ -40,7 +40,7 @@ func sessionBenchmarks() -> [Benchmark] {
     settings.admitsUndeclaredRemotes = false
     settings.remoteTimeout = .infinity
     let session = CallSession(configuration: settings, clock: clock)
-    for (i, ssrc) in ssrcs.enumerated() { try! session.addRemote(RemoteParticipant(name: "r\(i)", audioSSRC: ssrc)) }
+    for (i, ssrc) in ssrcs.enumerated() { try! session.addRemote(RemoteParticipant(id: "r\(i)", audioSSRC: ssrc)) }
     session.addTransport(ReplayTransport(datagrams: datagrams))
     let scheduler = MediaScheduler(clock: clock)
     try! session.attach(to: scheduler)

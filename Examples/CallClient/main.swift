@@ -31,10 +31,10 @@ func startCall() throws {
     if args.count > 3 {
         let file = WAVFileSource<Int16>(try WAVFileProvider(path: args[3]), clock: clock)
         send.sampleRate = file.format.sampleRate
-        try session.addLocal(name: "me", source: file, configuration: send, sendingOn: network)
+        try session.addLocal(id: "me", source: file, configuration: send, sendingOn: network)
     } else {
         let mic = try ALSACapture<Int16>(parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
-        try session.addLocal(name: "me", source: mic, configuration: send, sendingOn: network)
+        try session.addLocal(id: "me", source: mic, configuration: send, sendingOn: network)
     }
 
     session.onEvent = { event in                  // on the call's thread: update the grid here

@@ -91,12 +91,15 @@ public struct CallEvent: Sendable, Hashable {
 
     /// Media seconds since the call started.
     public var time: Double
-    /// Who it is about (for a dominant-speaker change: the new dominant, nil for nobody).
+    /// Who it is about, by id (for a dominant-speaker change: the new dominant, nil for nobody).
     public var participant: ParticipantID?
+    /// That participant's display name (several participants may share one); nil when the event
+    /// is about nobody. A session fills it in from the participant's declaration.
+    public var name: String?
     public var kind: Kind
 
-    public init(time: Double, participant: ParticipantID?, kind: Kind) {
-        self.time = time; self.participant = participant; self.kind = kind
+    public init(time: Double, participant: ParticipantID?, name: String? = nil, kind: Kind) {
+        self.time = time; self.participant = participant; self.name = name; self.kind = kind
     }
 }
 

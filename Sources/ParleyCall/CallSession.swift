@@ -20,7 +20,7 @@ import ParleyVoice
 ///   Everything else of it is released then (its receiver, the roles of its transports), so a
 ///   call where people come and go stays the same size; its final counters are kept
 ///   (``CallSessionConfiguration/departedRemotesKept``).
-/// - **The local participant** (``addLocal(name:source:configuration:sendingOn:)``) is captured
+/// - **The local participant** (``addLocal(id:source:configuration:sendingOn:)``) is captured
 ///   from any `AudioCaptureSource` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
 /// - **The local participant's video** (``addLocalVideo(source:configuration:sendingOn:)``):
@@ -83,6 +83,8 @@ public final class CallSession {
     /// ``CallTransportID/index`` it was added as.
     private var transports: [(id: Int, box: SessionTransport, role: CallTransportRole)] = []
     private var transportsAdded = 0
+    /// Display names that differ from the participant's id, by id (present participants only).
+    private var displayNames: [ParticipantID: String] = [:]
     /// The remotes present, in join order (a remote that leaves is released at the end of
     /// that playout frame).
     private var remotes: [SessionRemote] = []
@@ -130,13 +132,13 @@ public final class CallSession {
         return CallTransportID(index: id)
     }
 
-    /// Declares a remote participant: it joins now (a `joined` event) under its name, and
-    /// packets of its SSRCs are its media.
-    /// - Throws: ``CallSessionError`` for a name or SSRC already in the call, or a video
+    /// Declares a remote participant: it joins now (a `joined` event) under its id and display
+    /// name, and packets of its SSRCs are its media.
+    /// - Throws: ``CallSessionError`` for an id or SSRC already in the call, or a video
     ///   decoder that cannot be created; a `VADError` if the receive rate is unsupported.
     public func addRemote(_ remote: RemoteParticipant) throws {
-        guard !remotes.contains(where: { $0.name == remote.name }), local?.name != remote.name else {
-            throw CallSessionError.duplicateName(remote.name)
+        guard !remotes.contains(where: { $0.name == remote.id }), local?.name != remote.id else {
+            throw CallSessionError.duplicateID(remote.id)
         }
         for ssrc in [remote.audioSSRC] + (remote.video.map { [$0.ssrc] } ?? []) where bySSRC[ssrc] != nil {
             throw CallSessionError.duplicateSSRC(ssrc)
@@ -145,11 +147,12 @@ public final class CallSession {
         where local?.sender.configuration.ssrc == ssrc || localVideo?.sender.ssrc == ssrc {
             throw CallSessionError.duplicateSSRC(ssrc)
         }
-        let r = try SessionRemote(name: remote.name, serial: remotesJoined, audioSSRC: remote.audioSSRC,
+        let r = try SessionRemote(name: remote.id, serial: remotesJoined, audioSSRC: remote.audioSSRC,
                                   configuration: configuration.receive)
         if let v = remote.video {
             do { r.video = try SessionRemoteVideo(v) } catch { throw CallSessionError.video("\(error)") }
         }
+        if remote.displayName != remote.id { displayNames[remote.id] = remote.displayName }
         join(r)
     }
 
@@ -201,28 +204,30 @@ public final class CallSession {
         for r in remotes where r.name == name { attach(r) }
     }
 
-    /// Adds the local participant: frames of ``AudioSendConfiguration/packetSamples`` are read
+    /// Adds the local participant `id` (shown as `displayName`, default: the id): frames of ``AudioSendConfiguration/packetSamples`` are read
     /// from `source` every packet interval, analysed (its talking events), encoded and sent on
     /// the transport `sendingOn`. It joins now (a `joined` event).
-    /// - Throws: ``CallSessionError`` (a second local participant, a name in use, an unknown
+    /// - Throws: ``CallSessionError`` (a second local participant, an id in use, an unknown
     ///   transport, a session already started, a source that is not mono at the send rate);
     ///   `OpusError` or `VADError` for a rate they do not take.
     ///
     /// A paced source (a device, ParleyDevices' file and test sources) is read when its packet
     /// is due and returns once the packet's samples are captured.
     public func addLocal<S: AudioCaptureSource<Int16> & ~Copyable>(
-        name: ParticipantID, source: consuming S, configuration send: AudioSendConfiguration = .init(),
+        id name: ParticipantID, displayName: String? = nil, source: consuming S,
+        configuration send: AudioSendConfiguration = .init(),
         sendingOn transport: CallTransportID
     ) throws {
         guard local == nil else { throw CallSessionError.localAlreadyAdded }
         guard sendID == nil else { throw CallSessionError.alreadyStarted }
         guard let transportBox = box(of: transport) else { throw CallSessionError.unknownTransport }
-        guard !remotes.contains(where: { $0.name == name }) else { throw CallSessionError.duplicateName(name) }
+        guard !remotes.contains(where: { $0.name == name }) else { throw CallSessionError.duplicateID(name) }
         guard bySSRC[send.ssrc] == nil, localVideo?.sender.ssrc != send.ssrc else { throw CallSessionError.duplicateSSRC(send.ssrc) }
         let format = try AudioFormat(sampleRate: send.sampleRate, channels: 1)
         guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
         let sender = try AudioSendPipeline(configuration: send)
         let box = CaptureBox(source, frame: AudioFrame<Int16>(format: format, samplesPerChannel: send.packetSamples))
+        if let displayName, displayName != name { displayNames[name] = displayName }
         local = SessionLocal(name: name, sender: sender, transport: transportBox) { pipeline, handle, muted, onTalk in
             try pipeline.captureAndSend(from: &box.source, into: &box.frame, muted: muted, over: &handle, onTalk: onTalk)
         }
@@ -396,6 +401,8 @@ public final class CallSession {
     // MARK: Media path
 
     private func emit(_ event: CallEvent) {
+        var event = event
+        if event.name == nil, let id = event.participant { event.name = displayNames[id] ?? id }
         state.apply(event)
         onEvent?(event)
         events.publish(event)
@@ -634,6 +641,7 @@ public final class CallSession {
     /// Releases the remotes that left in this playout frame, and the transport roles tied to
     /// them that no remote present shares the name of (a transport without a role goes).
     private func prune() {
+        for r in remotes where r.lifecycle == .left { displayNames[r.name] = nil }
         remotes.removeAll { $0.lifecycle == .left }
         transports.removeAll { t in
             guard let name = Self.owner(of: t.role) else { return false }

@@ -54,15 +54,20 @@ public struct CallSessionConfiguration: Sendable {
 /// A remote participant known before its first packet (from signalling: an SDP, a server's
 /// event), so that it joins under its name and its video is received.
 public struct RemoteParticipant: Sendable, Hashable {
-    /// Unique name in the call.
-    public var name: ParticipantID
+    /// What tells it apart in the call: unique among the call's participants (an SSRC, a room's
+    /// participant id). Events name it by this id.
+    public var id: ParticipantID
+    /// The name a UI shows (the room's display name); several participants may share one.
+    /// Default: the id.
+    public var displayName: String
     /// SSRC of its audio stream.
     public var audioSSRC: UInt32
     /// Its video stream, if it sends one.
     public var video: RemoteVideo?
 
-    public init(name: ParticipantID, audioSSRC: UInt32, video: RemoteVideo? = nil) {
-        self.name = name; self.audioSSRC = audioSSRC; self.video = video
+    /// A remote participant `id`, shown as `displayName` (default: `id`).
+    public init(id: ParticipantID, displayName: String? = nil, audioSSRC: UInt32, video: RemoteVideo? = nil) {
+        self.id = id; self.displayName = displayName ?? id; self.audioSSRC = audioSSRC; self.video = video
     }
 }
 
@@ -114,8 +119,8 @@ public struct CallSessionStatistics: Sendable, Hashable {
 
 /// Why a ``CallSession`` refused a request.
 public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A participant of that name is already in the call.
-    case duplicateName(ParticipantID)
+    /// A participant with that id is already in the call (display names may repeat; ids may not).
+    case duplicateID(ParticipantID)
     /// A remote already uses that SSRC (or the local participant does).
     case duplicateSSRC(UInt32)
     /// The session already has a local participant.
@@ -134,7 +139,7 @@ public enum CallSessionError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .duplicateName(let n): "a participant named \(n) is already in the call"
+        case .duplicateID(let n): "a participant with the id \(n) is already in the call"
         case .duplicateSSRC(let s): "SSRC \(CallSession.hex(s)) is already in use in the call"
         case .localAlreadyAdded: "the call already has a local participant"
         case .unknownTransport: "no such transport in this call"

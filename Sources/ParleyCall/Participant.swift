@@ -3,6 +3,8 @@
 /// What a UI shows about one participant.
 public struct ParticipantState: Sendable, Hashable {
     public var id: ParticipantID
+    /// The name a UI shows (from the events' ``CallEvent/name``; the id until one says).
+    public var name: String
     /// False after `left`.
     public var present = true
     public var muted = false
@@ -21,7 +23,8 @@ public struct ParticipantState: Sendable, Hashable {
     /// Latest statistics.
     public var statistics = ParticipantAudioStatistics()
 
-    public init(id: ParticipantID) { self.id = id }
+    /// A participant `id`, shown as `name` (default: the id).
+    public init(id: ParticipantID, name: String? = nil) { self.id = id; self.name = name ?? id }
 
     /// Total talk time up to media time `time`, the current talk included.
     public func talkTime(at time: Double) -> Double {
@@ -65,6 +68,7 @@ public struct CallState: Sendable, Hashable {
             i = participants.count - 1
         }
         var p = participants[i!]
+        if let name = event.name { p.name = name }
         switch event.kind {
         case .joined: p.present = true
         case .left:

@@ -277,7 +277,7 @@ public final class JanusRoom: Sendable {
 
     /// The frame rate a received participant's video was announced with (nil: no video).
     public func framesPerSecond(of participant: ParticipantID) -> Int? {
-        state.withLock { $0.publishers.values.first { $0.remote.name == participant }?.framesPerSecond }
+        state.withLock { $0.publishers.values.first { $0.remote.id == participant }?.framesPerSecond }
     }
 
     /// Why the room ended (Janus went away, the room was destroyed); nil while it goes on.
@@ -347,7 +347,7 @@ public final class JanusRoom: Sendable {
     /// played out.
     func ended(_ name: ParticipantID) {
         let inlet = state.withLock { s -> CallSessionInlet? in
-            s.undeclared.removeAll { $0.name == name }
+            s.undeclared.removeAll { $0.id == name }
             return s.inlet
         }
         inlet?.post { $0.remoteEnded(name) }
@@ -356,7 +356,7 @@ public final class JanusRoom: Sendable {
     private func post(_ remote: RemoteParticipant, to inlet: CallSessionInlet) {
         let sink = noteSink
         inlet.post { session in
-            do { try session.addRemote(remote) } catch { sink.yield(.refused(remote.name, reason: "\(error)")) }
+            do { try session.addRemote(remote) } catch { sink.yield(.refused(remote.id, reason: "\(error)")) }
         }
     }
 

@@ -59,7 +59,7 @@ public final class RoomCall {
         _ source: consuming S, configuration: AudioSendConfiguration = .init()
     ) throws(RoomError) {
         do {
-            try session.addLocal(name: room.options.name, source: source, configuration: audioConfiguration(configuration),
+            try session.addLocal(id: room.options.name, source: source, configuration: audioConfiguration(configuration),
                                  sendingOn: sendTransport)
         } catch { throw .session(error) }
         if room.options.muted { session.setLocalMuted(true) }

@@ -66,7 +66,7 @@ struct VideoRoomLink: RoomLink {
             for p in list {
                 guard let remote = try await receive(p, in: room) else { continue }
                 room.declare(remote)
-                room.noteSink.yield(.joined(remote.name))
+                room.noteSink.yield(.joined(remote.displayName))
             }
         case .unpublished(let id), .leaving(let id):
             room.publisherLeft(id)
@@ -93,7 +93,7 @@ struct VideoRoomLink: RoomLink {
             let taken = Set(s.publishers.values.flatMap { [$0.remote.audioSSRC, $0.remote.video?.ssrc ?? 0] })
             var ssrc = UInt32.random(in: 2_000...UInt32.max - 2)
             while taken.contains(ssrc) || taken.contains(ssrc + 1) { ssrc = UInt32.random(in: 2_000...UInt32.max - 2) }
-            if name == ownName || s.publishers.values.contains(where: { $0.remote.name == name }) { name += "-\(p.id)" }
+            if name == ownName || s.publishers.values.contains(where: { $0.remote.id == name }) { name += "-\(p.id)" }
             var remoteVideo: RemoteVideo?
             if video != nil, let size {
                 var feedback = VideoReceiveFeedbackConfiguration()
@@ -103,10 +103,10 @@ struct VideoRoomLink: RoomLink {
                 remoteVideo = RemoteVideo(ssrc: ssrc + 1, width: size.width, height: size.height,
                                           payloadType: VP8RTP.defaultPayloadType, feedback: feedback, senderTimestampOrigin: 0)
             }
-            let remote = RemoteParticipant(name: name, audioSSRC: ssrc, video: remoteVideo)
+            let remote = RemoteParticipant(id: name, displayName: p.display ?? name, audioSSRC: ssrc, video: remoteVideo)
             s.publishers[p.id] = ReceivedPublisher(remote: remote, forwarders: [],
                                                    framesPerSecond: remoteVideo == nil ? nil : size?.framesPerSecond)
-            s.members[p.id] = name
+            s.members[p.id] = remote.displayName
             return remote
         }
         var streams = [(mid: audio.mid, port: forwardPort, ssrc: remote.audioSSRC)]
@@ -120,7 +120,7 @@ struct VideoRoomLink: RoomLink {
 
     func timedOut(_ name: ParticipantID, in room: JanusRoom) async {
         let gone = room.state.withLock { s -> UInt64? in
-            guard let id = s.publishers.first(where: { $0.value.remote.name == name })?.key else { return nil }
+            guard let id = s.publishers.first(where: { $0.value.remote.id == name })?.key else { return nil }
             s.publishers[id] = nil
             s.members[id] = nil
             return id
@@ -225,7 +225,7 @@ extension JanusRoom {
             return p
         }
         guard let gone else { return }
-        ended(gone.remote.name)
-        noteSink.yield(.left(gone.remote.name))
+        ended(gone.remote.id)
+        noteSink.yield(.left(gone.remote.displayName))
     }
 }

@@ -192,10 +192,10 @@ public final class CallRoom {
     private var session: CallSession?
 
     /// A room of `participants` (their names must be unique).
-    /// - Throws: `CallSessionError/duplicateName(_:)` for a name given twice.
+    /// - Throws: `CallSessionError/duplicateID(_:)` for a name given twice.
     public init(participants: [RoomParticipant], configuration: RoomConfiguration, clock: any MediaClock) throws(CallSessionError) {
         var seen = Set<ParticipantID>()
-        for p in participants where !seen.insert(p.name).inserted { throw .duplicateName(p.name) }
+        for p in participants where !seen.insert(p.name).inserted { throw .duplicateID(p.name) }
         self.participants = participants
         self.configuration = configuration
         self.clock = clock
@@ -235,7 +235,7 @@ public final class CallRoom {
         }
         for s in streams {
             let v = s.video.map { RemoteVideo(ssrc: $0.ssrc, width: $0.width, height: $0.height) }
-            try session.addRemote(RemoteParticipant(name: s.spec.name, audioSSRC: s.sender.configuration.ssrc, video: v))
+            try session.addRemote(RemoteParticipant(id: s.spec.name, audioSSRC: s.sender.configuration.ssrc, video: v))
         }
         for s in streams {
             let audio = session.addTransport(s.link.take()!, role: .audio(of: s.spec.name))

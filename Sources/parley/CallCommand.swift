@@ -211,9 +211,11 @@ private func call(_ o: CallOptions) throws -> Int32 {
             let size = v.pictureSize ?? (640, 480)
             video = RemoteVideo(ssrc: videoSSRC, width: size.width, height: size.height, payloadType: v.payloadType, feedback: feedback)
         }
-        let name = p.cname ?? "peer"
-        try session.addRemote(RemoteParticipant(name: name, audioSSRC: peerSSRC, video: video))
-        if video != nil { try session.addRole(.videoFeedback(of: name), to: network) }
+        // Shown by its cname; told apart from this side by its SSRC when both have one name.
+        let shown = p.cname ?? "peer"
+        let id = shown == o.name ? "\(shown)-\(String(peerSSRC, radix: 16))" : shown
+        try session.addRemote(RemoteParticipant(id: id, displayName: shown, audioSSRC: peerSSRC, video: video))
+        if video != nil { try session.addRole(.videoFeedback(of: id), to: network) }
     }
     if let camera = camera.take() {
         var video = LocalVideoConfiguration()
@@ -234,10 +236,10 @@ private func call(_ o: CallOptions) throws -> Int32 {
                             + "\(file.format.channels) channels (convert it first)")
         }
         send.sampleRate = file.format.sampleRate
-        try session.addLocal(name: o.name, source: file, configuration: send, sendingOn: network)
+        try session.addLocal(id: o.name, source: file, configuration: send, sendingOn: network)
     } else {
         let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
-        try session.addLocal(name: o.name, source: mic, configuration: send, sendingOn: network)
+        try session.addLocal(id: o.name, source: mic, configuration: send, sendingOn: network)
     }
 
     // Received audio: a file, or the sound card; the peer's video: a Y4M file, opened at the

@@ -30,7 +30,7 @@ func renderRoomGrid(_ state: CallState, time: Double, color: Bool) -> String {
             let (h, v, c) = talking ? ("=", "#", "#") : ("-", "|", "+")
             let star = state.dominant == p.id ? "* " : "  "
             let body = [
-                star + p.id,
+                star + p.name,
                 talking ? "TALKING  \(String(format: "%5.1f", p.levelDbov)) dBov" : "",
                 "talk \(String(format: "%6.1f", p.talkTime(at: time))) s  turns \(p.turns)",
                 "loss \(String(format: "%4.1f", p.statistics.lossFraction * 100))%  jb \(String(format: "%3.0f", p.statistics.targetDelayMs)) ms",
@@ -44,7 +44,7 @@ func renderRoomGrid(_ state: CallState, time: Double, color: Bool) -> String {
         row += 1
     }
     if shown.isEmpty { out += "(nobody unmuted)\n" }
-    out += "\nMuted: " + (muted.isEmpty ? "-" : muted.map { $0.id + ($0.talkingWhileMuted ? " (talking while muted)" : "") }
+    out += "\nMuted: " + (muted.isEmpty ? "-" : muted.map { $0.name + ($0.talkingWhileMuted ? " (talking while muted)" : "") }
         .joined(separator: ", ")) + "\n"
     return out
 }
@@ -74,7 +74,7 @@ func openSessionEvents(_ path: String?, _ session: CallSession, showGrid: Bool,
 
 /// One line of `--no-tui` output per event (statistics events are not printed).
 func roomEventText(_ e: CallEvent) -> String? {
-    let who = e.participant ?? "nobody"
+    let who = e.name ?? e.participant ?? "nobody"
     let t = String(format: "%8.3f s  ", e.time)
     switch e.kind {
     case .joined: return t + "\(who) joined"
@@ -98,10 +98,12 @@ func roomEventText(_ e: CallEvent) -> String? {
 private func jsonNumber(_ x: Double) -> String { x.isFinite ? String(format: "%.3f", x) : "null" }
 
 /// The `--events` JSON line of an event (nil for statistics and video events, which the
-/// contract's types do not include).
+/// contract's types do not include). `participant` is the participant's display name; `id`
+/// follows it when the participant's id in the call differs (display names may repeat).
 func roomEventJSON(_ e: CallEvent) -> String? {
     let head = "{\"t\": \(jsonNumber(e.time)), \"type\": "
-    let who = "\"participant\": \(jsonString(e.participant))"
+    var who = "\"participant\": \(jsonString(e.name ?? e.participant))"
+    if let id = e.participant, let name = e.name, name != id { who += ", \"id\": \(jsonString(id))" }
     switch e.kind {
     case .joined: return head + "\"joined\", " + who + "}"
     case .left: return head + "\"left\", " + who + "}"

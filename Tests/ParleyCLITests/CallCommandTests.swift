@@ -220,6 +220,34 @@ import Testing
         }
     }
 
+    /// Two people may share a name, as two `parley call`s on one host without `--name` do (both
+    /// take the host name): each tells the other apart by its SSRC, and the events show the
+    /// shared name with the peer's id beside it.
+    @Test func twoCallsWithTheSameNameHearEachOther() throws {
+        let dir = try interopDirectory("call-same-name")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = try shortConversation("carlo", seconds: 2, in: dir)
+        let portA = interopFreeUDPPort()
+        var portB = interopFreeUDPPort()
+        while portB == portA { portB = interopFreeUDPPort() }
+        func side(_ me: String, listen: UInt16, to: UInt16, peer: String) -> [String] {
+            ["call", "--listen", "\(listen)", "--to", "127.0.0.1:\(to)", "--audio", audio.path, "--name", "vm",
+             "--sdp-out", "\(me).sdp", "--sdp-in", "\(peer).sdp", "--output", "\(me).wav", "--events", "\(me).jsonl", "--no-tui",
+             "--timeout", "2"]
+        }
+        let a = try InteropChild(interopParleyBinary, side("a", listen: portA, to: portB, peer: "b"), in: dir, name: "call-a")
+        let b = try InteropChild(interopParleyBinary, side("b", listen: portB, to: portA, peer: "a"), in: dir, name: "call-b")
+        #expect(a.wait(seconds: 30) == 0, "a: \(a.output)")
+        #expect(b.wait(seconds: 30) == 0, "b: \(b.output)")
+        for me in ["a", "b"] {
+            let all = try events(dir.appendingPathComponent("\(me).jsonl"))
+            let joined = all.filter { $0["type"] as? String == "joined" }
+            #expect(joined.count == 2 && joined.allSatisfy { $0["participant"] as? String == "vm" }, "\(joined)")
+            let peer = try #require(joined.compactMap { $0["id"] as? String }.first, "\(joined)")
+            #expect(peer.hasPrefix("vm-"), "the peer's id: \(peer)")
+        }
+    }
+
     @Test func aPeerVideoOfferParleyCannotReceiveIsRefusedWithTheReason() throws {
         let dir = try interopDirectory("call-peer-video")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -64,7 +64,7 @@ private func residentBytes() -> Int {
                 if p < participants {
                     let name = "p\(p)"
                     do {
-                        try session.addRemote(RemoteParticipant(name: name, audioSSRC: ssrc(p)))
+                        try session.addRemote(RemoteParticipant(id: name, audioSSRC: ssrc(p)))
                         let link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 5), seed: UInt64(p),
                                                      capacity: 32, chunkPackets: 16)
                         links[p] = session.transportHandle(session.addTransport(link, role: .audio(of: name)))

@@ -91,13 +91,13 @@ private final class FileSender {
     let socket = try UDPTransport(peerPort: 9, clock: clock)
     let port = socket.localPort
     session.addTransport(socket)
-    try session.addRemote(RemoteParticipant(name: "reader", audioSSRC: 0xAAAA_0001))
-    try session.addRemote(RemoteParticipant(name: "armelle", audioSSRC: 0xBBBB_0002))
+    try session.addRemote(RemoteParticipant(id: "reader", audioSSRC: 0xAAAA_0001))
+    try session.addRemote(RemoteParticipant(id: "armelle", audioSSRC: 0xBBBB_0002))
     #expect(throws: CallSessionError.duplicateSSRC(0xAAAA_0001)) {
-        try session.addRemote(RemoteParticipant(name: "other", audioSSRC: 0xAAAA_0001))
+        try session.addRemote(RemoteParticipant(id: "other", audioSSRC: 0xAAAA_0001))
     }
-    #expect(throws: CallSessionError.duplicateName("reader")) {
-        try session.addRemote(RemoteParticipant(name: "reader", audioSSRC: 0xCCCC_0003))
+    #expect(throws: CallSessionError.duplicateID("reader")) {
+        try session.addRemote(RemoteParticipant(id: "reader", audioSSRC: 0xCCCC_0003))
     }
     var events: [CallEvent] = []
     session.onEvent = { events.append($0) }
@@ -187,15 +187,15 @@ private final class FileSender {
     let tb = right.addTransport(b)
     var send = AudioSendConfiguration()
     send.ssrc = 0x1111
-    try left.addLocal(name: "reader", source: SampleProviderSource(try ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
+    try left.addLocal(id: "reader", source: SampleProviderSource(try ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
                                                                                     samples: reader.samples), clock: clock),
                       configuration: send, sendingOn: ta)
     send.ssrc = 0x2222
-    try right.addLocal(name: "carlo", source: SampleProviderSource(try ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
+    try right.addLocal(id: "carlo", source: SampleProviderSource(try ArraySampleProvider(format: try AudioFormat(sampleRate: 16_000, channels: 1),
                                                                                     samples: carlo.samples), clock: clock),
                        configuration: send, sendingOn: tb)
     #expect(throws: CallSessionError.localAlreadyAdded) {
-        try right.addLocal(name: "x", source: ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1)), sendingOn: tb)
+        try right.addLocal(id: "x", source: ToneSource<Int16>(format: try AudioFormat(sampleRate: 16_000, channels: 1)), sendingOn: tb)
     }
     var leftEvents: [CallEvent] = [], rightEvents: [CallEvent] = []
     left.onEvent = { leftEvents.append($0) }
@@ -270,7 +270,7 @@ private final class FileSender {
     let ran = Mutex<[Int]>([])
     let posting = Task.detached {
         for i in 0..<50 { inlet.post { _ in ran.withLock { $0.append(i) } } }
-        inlet.post { s in try? s.addRemote(RemoteParticipant(name: "posted", audioSSRC: 42)) }
+        inlet.post { s in try? s.addRemote(RemoteParticipant(id: "posted", audioSSRC: 42)) }
     }
     await posting.value
     #expect(inlet.count == 51)
@@ -290,4 +290,31 @@ private final class FileSender {
     session.post { _ in ran.withLock { $0.append(-1) } }
     scheduler.runUntil(session.start.advanced(bySeconds: 0.1))
     #expect(ran.withLock { $0.count } == 50, "posted after the end: never run")
+}
+
+/// Participants are told apart by id: two may share a display name. Events carry both, the
+/// state shows the display name, and only a repeated id is refused.
+@Test func participantsAreKeyedByIdAndMayShareADisplayName() throws {
+    let clock = VirtualMediaClock()
+    let session = CallSession(clock: clock)
+    var events: [CallEvent] = []
+    session.onEvent = { events.append($0) }
+    try session.addRemote(RemoteParticipant(id: "janus-1", displayName: "Alex", audioSSRC: 1))
+    try session.addRemote(RemoteParticipant(id: "janus-2", displayName: "Alex", audioSSRC: 2))
+    try session.addRemote(RemoteParticipant(id: "carlo", audioSSRC: 3))
+    #expect(throws: CallSessionError.duplicateID("janus-2")) {
+        try session.addRemote(RemoteParticipant(id: "janus-2", displayName: "Someone else", audioSSRC: 4))
+    }
+    let joined = events.filter { $0.kind == .joined }
+    #expect(joined.map(\.participant) == ["janus-1", "janus-2", "carlo"])
+    #expect(joined.map(\.name) == ["Alex", "Alex", "carlo"])
+    #expect(session.state.present.map(\.name) == ["Alex", "Alex", "carlo"])
+    #expect(session.state["janus-2"]?.name == "Alex")
+    session.remoteEnded("janus-1")
+    let scheduler = MediaScheduler(clock: clock)
+    try session.attach(to: scheduler)
+    scheduler.runUntil(session.start.advanced(bySeconds: 1))
+    session.stop()
+    let left = try #require(events.first { $0.kind == .left })
+    #expect(left.participant == "janus-1" && left.name == "Alex")
 }

@@ -79,7 +79,7 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
     let tone = (0..<48_000).map { i in Int16(8_000 * sin(Double(i) * 2 * .pi * 300 / 16_000)) }
     var send = AudioSendConfiguration()
     send.ssrc = 0x1111
-    try left.addLocal(name: "left", source: SampleProviderSource(try ArraySampleProvider(format: format, samples: tone), clock: clock),
+    try left.addLocal(id: "left", source: SampleProviderSource(try ArraySampleProvider(format: format, samples: tone), clock: clock),
                       configuration: send, sendingOn: ta)
     var video = LocalVideoConfiguration()
     video.ssrc = 0x1112
@@ -89,12 +89,12 @@ private struct LossyTransport<Base: PacketTransport & ~Copyable>: PacketTranspor
         try left.addLocalVideo(source: try PatternSource(width: 320, height: 240, clock: clock), sendingOn: ta)
     }
     send.ssrc = 0x2222
-    try right.addLocal(name: "right", source: SampleProviderSource(try ArraySampleProvider(format: format, samples: tone), clock: clock),
+    try right.addLocal(id: "right", source: SampleProviderSource(try ArraySampleProvider(format: format, samples: tone), clock: clock),
                        configuration: send, sendingOn: tb)
-    try left.addRemote(RemoteParticipant(name: "right", audioSSRC: 0x2222))
+    try left.addRemote(RemoteParticipant(id: "right", audioSSRC: 0x2222))
     var feedback = VideoReceiveFeedbackConfiguration()
     feedback.localSSRC = 0x2222
-    try right.addRemote(RemoteParticipant(name: "left", audioSSRC: 0x1111,
+    try right.addRemote(RemoteParticipant(id: "left", audioSSRC: 0x1111,
                                           video: RemoteVideo(ssrc: 0x1112, width: 320, height: 240, feedback: feedback)))
     try right.addRole(.videoFeedback(of: "left"), to: tb)
     #expect(throws: CallSessionError.unknownTransport) { try right.addRole(.shared, to: CallTransportID(index: 9)) }

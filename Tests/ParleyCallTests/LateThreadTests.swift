@@ -47,7 +47,7 @@ private func callWithAStallingThread(stallMs: Int64, samples: [Int16]) throws ->
     let socket = try UDPTransport(peerPort: 9, clock: clock)
     let sender = try SpeechSender(samples: samples, ssrc: 0xCA71_0001, to: socket.localPort, clock: clock)
     session.addTransport(socket)
-    try session.addRemote(RemoteParticipant(name: "carlo", audioSSRC: 0xCA71_0001))
+    try session.addRemote(RemoteParticipant(id: "carlo", audioSSRC: 0xCA71_0001))
     let scheduler = MediaScheduler(clock: clock)
     var sent = 0
     scheduler.add("send", pacer: try FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { frames, _ in
