@@ -166,7 +166,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         // A Janus server for the tests that need one (started per test, stopped by process id).
         .target(name: "JanusTestSupport", path: "Tests/JanusTestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "ParleySDP", "ParleyICE", "JanusTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRoomsTests",
                     dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
                     swiftSettings: swiftSettings),
