@@ -23,6 +23,10 @@ python3 Tools/vad-training/export_weights.py Tools/vad-training/model/spectral-v
 
 swift test --skip-build --parallel
 
+# The WebRTC tests with Janus (and a browser), in a network namespace of their own, since Janus
+# refuses loopback ICE candidates (needs root: unshare -n).
+bash scripts/netns.sh swift test --skip-build --filter "BrowserInteropTests|JanusWebRTCTests"
+
 if [ -x Fuzz/run.sh ]; then
   bash Fuzz/run.sh --ci
 fi
