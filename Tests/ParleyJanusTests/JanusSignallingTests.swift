@@ -1,8 +1,9 @@
 // The WebRTC signalling's JSON: JSEP and trickle members as Janus reads and writes them, and the
-// subscriber events' streams as Janus 1.1 sends them.
+// subscriber events' streams as Janus 1.1 sends them, and ParleySDP answering Janus's offer.
 
 import Foundation
 import ParleyJanus
+import ParleySDP
 import Testing
 
 struct JanusSignallingTests {
@@ -64,5 +65,42 @@ struct JanusSignallingTests {
                 == .error(code: VideoRoomHandle.ErrorCode.noSuchFeed, text: "No such feed (5)"))
         let other = try json(#"{"videoroom":"event","switched":"ok"}"#)
         #expect(VideoRoomSubscriberEvent(other) == .other(other))
+    }
+
+    /// Janus 1.1.2's offer to a subscriber after the first of its two publishers left: ParleySDP
+    /// reads it and answers with the section of the publisher that left inactive, the other
+    /// receive-only, on the same transport.
+    @Test func parleySDPAnswersJanussSubscriberOffer() throws {
+        let sdp = [
+            "v=0", "o=- 1796560071233305 2 IN IP4 127.0.0.1", "s=VideoRoom 5252", "t=0 0", "a=group:BUNDLE 0 1",
+            "a=ice-options:trickle",
+            "a=fingerprint:sha-256 8B:52:27:85:72:16:B5:FC:20:12:35:20:5F:46:74:4A:65:F5:30:55:3B:64:BD:85:93:F7:6D:18:3B:A7:DE:F0",
+            "a=extmap-allow-mixed", "a=msid-semantic: WMS *",
+            "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 127.0.0.1", "a=inactive", "a=mid:0", "a=rtcp-mux",
+            "a=ice-ufrag:qOOw", "a=ice-pwd:HowTM2zJjTpowNVsGdF9l4", "a=ice-options:trickle", "a=setup:actpass",
+            "a=rtpmap:111 opus/48000/2", "a=rtcp-fb:111 transport-cc", "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:mid",
+            "a=candidate:1 1 udp 2015363327 10.77.0.1 39506 typ host", "a=end-of-candidates",
+            "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 127.0.0.1", "a=sendonly", "a=mid:1", "a=rtcp-mux",
+            "a=ice-ufrag:qOOw", "a=ice-pwd:HowTM2zJjTpowNVsGdF9l4", "a=ice-options:trickle", "a=setup:actpass",
+            "a=rtpmap:111 opus/48000/2", "a=rtcp-fb:111 transport-cc",
+            "a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level", "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:mid",
+            "a=fmtp:111 useinbandfec=1", "a=msid:janus janus1", "a=ssrc:4056523254 cname:janus",
+            "a=candidate:1 1 udp 2015363327 10.77.0.1 39506 typ host", "a=end-of-candidates", "",
+        ].joined(separator: "\r\n")
+        let offer = try JSEPDescription(parsing: JanusJSEP(["type": "offer", "sdp": .string(sdp)]).sdp, kind: .offer)
+        #expect(offer.bundle == ["0", "1"])
+        #expect(offer.media.map(\.direction) == [.inactive, .sendonly])
+        #expect(offer.media.allSatisfy { offer.iceCredentials(of: $0)?.ufrag == "qOOw" && $0.candidates.count == 1 && $0.endOfCandidates })
+        #expect(offer.media[1].ssrcs == [4_056_523_254])
+        let local = JSEPLocal(ice: .random(), fingerprint: SDPFingerprint(algorithm: "sha-256", bytes: [UInt8](repeating: 0xAB, count: 32)),
+                              cname: "parley", audioSSRC: 1, videoSSRC: 2)
+        let answer = try JSEPDescription.answer(to: offer, local: local) { _ in .receiveOnly }
+        #expect(answer.media.map(\.mid) == ["0", "1"])
+        #expect(answer.media.map(\.direction) == [.inactive, .recvonly])
+        #expect(answer.media.allSatisfy { !$0.isRejected && $0.codecs.first?.payloadType == 111 })
+        #expect(answer.bundle == ["0", "1"])
+        #expect(answer.setup(of: answer.media[0]) == .active)
+        // What goes back to Janus reads back the same.
+        #expect(try JSEPDescription(parsing: answer.text, kind: .answer) == answer)
     }
 }
