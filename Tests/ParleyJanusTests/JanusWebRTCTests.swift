@@ -175,7 +175,9 @@ private struct ParleyPublisher {
         try await handle.configure(offer: JanusJSEP(type: .offer, sdp: offer.text))
         let jsep = try await log.plugin(handle.id, after: configured) { data, jsep -> JanusJSEP? in
             if case .error(let code, let text) = VideoRoomEvent(data) { throw JanusError.plugin(code: code, text: text) }
-            return try jsep.map(JanusJSEP.init)
+            guard let jsep else { return nil }
+            #expect(data["configured"]?.stringValue == "ok", "\(data)")
+            return try JanusJSEP(jsep)
         }
         let answerJSEP = try #require(jsep, "no answer to configure")
         #expect(answerJSEP.type == .answer)
@@ -390,7 +392,9 @@ struct JanusWebRTCTests {
             try await bridge.configure(offer: JanusJSEP(type: .offer, sdp: offer.text))
             let jsep = try await log.plugin(bridge.id, after: mark) { data, jsep -> JanusJSEP? in
                 if case .error(let code, let text) = AudioBridgeEvent(data) { throw JanusError.plugin(code: code, text: text) }
-                return try jsep.map(JanusJSEP.init)
+                guard let jsep else { return nil }
+                #expect(data["result"]?.stringValue == "ok", "\(data)")
+                return try JanusJSEP(jsep)
             }
             let answerJSEP = try #require(jsep, "no answer to configure")
             let answer = try JSEPDescription(parsing: answerJSEP.sdp, kind: .answer)
