@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(name: "ParleyRoomsTests",
                     dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "ParleySDP", "ParleyICE", "JanusTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -158,6 +158,15 @@ public actor JanusClient {
         }
     }
 
+    /// Trickles one of this side's ICE candidates to `handle`'s PeerConnection, or tells Janus
+    /// that all have been sent (``JanusTrickle/completed``): `{"janus":"trickle","candidate":...}`.
+    public func trickle(_ trickle: JanusTrickle, to handle: UInt64) async throws {
+        let reply = try await post(try handleURL(handle), ["janus": "trickle", "candidate": trickle.json])
+        guard reply.janus == "ack" else {
+            throw JanusError.malformedReply("trickle: unexpected reply \"\(reply.janus)\"")
+        }
+    }
+
     /// Sends a keep-alive for the session (the keep-alive task does this on its own).
     public func keepAlive() async throws {
         let reply = try await post(try sessionURL(), ["janus": "keepalive"])

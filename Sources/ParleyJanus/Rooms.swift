@@ -176,6 +176,9 @@ public struct VideoRoomHandle: JanusRoomHandle {
         public static let unauthorized = 433
         /// The id asked for is in use.
         public static let idExists = 436
+        /// A subscription names a publisher that is not in the room, or whose PeerConnection is
+        /// not up yet.
+        public static let noSuchFeed = 428
     }
 
     /// How to create a VideoRoom room.
