@@ -10,7 +10,7 @@
 //   ->  Simulation (the network simulator, traces and their replay, the simulated link and room):
 //       no other library depends on it; the front ends, benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable.
-// Only ParleyCodecs, ParleyMedia, ParleyDevices and ParleySRTP import C. Everything else builds anywhere.
+// Only ParleyCodecs, ParleyMedia, ParleyDevices, ParleySRTP and ParleyDTLS import C. Everything else builds anywhere.
 
 import PackageDescription
 
@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
+        .library(name: "ParleyDTLS", targets: ["ParleyDTLS"]),
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
@@ -55,6 +56,8 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CDTLS", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
 
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
@@ -72,6 +75,7 @@ let package = Package(
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleySDP", "CSRTP"], swiftSettings: swiftSettings),
+        .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyCore", "ParleyMedia", "ParleyVoice"],
@@ -136,6 +140,7 @@ let package = Package(
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDTLSTests", dependencies: ["ParleyDTLS", "ParleyCore", "ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyMedia", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
