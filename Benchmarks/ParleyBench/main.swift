@@ -21,6 +21,7 @@ let suites: [(String, () -> [Benchmark])] = [
     ("media", mediaBenchmarks),
     ("rtp", rtpBenchmarks),
     ("srtp", srtpBenchmarks),
+    ("dtls", dtlsBenchmarks),
     ("jitter", jitterBenchmarks),
     ("video", videoBenchmarks),
     ("vad", vadBenchmarks),
