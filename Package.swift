@@ -12,7 +12,8 @@
 //   Network: the packet-transport seam and UDP; Core and RTP.
 //   C wrappers: Codecs (Opus, VPX), Media (files, libsndfile), Devices (ALSA, V4L2, test
 //       sources; on Media), SRTP (libsrtp2, SDES keys from SDP, and the SRTP transport over any
-//       Network transport), ICE (libnice's agent for WebRTC transports; on SDP).
+//       Network transport), ICE (libnice's agent for WebRTC transports; on SDP), DTLS (OpenSSL's
+//       DTLS 1.2 for DTLS-SRTP keys and data channels, without a socket; on SRTP).
 //   Detect (offline talk detection over recordings): Media and Voice.
 //   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
 //       No devices, files or SRTP: a call client links ALSA, V4L2 or libsndfile only if it
@@ -25,7 +26,7 @@
 //       benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
 //       (`call-client` on Call, `join-room` on Rooms).
-// Only Codecs, Media, Devices, SRTP and ICE import C libraries (Network and Core the C library's
+// Only Codecs, Media, Devices, SRTP, ICE and DTLS import C libraries (Network and Core the C library's
 // sockets and clocks). Everything else builds anywhere.
 
 import PackageDescription
@@ -48,6 +49,7 @@ let package = Package(
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
         .library(name: "ParleyICE", targets: ["ParleyICE"]),
+        .library(name: "ParleyDTLS", targets: ["ParleyDTLS"]),
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
@@ -77,6 +79,8 @@ let package = Package(
         .systemLibrary(name: "CNice", providers: [.apt(["libnice-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CDTLS", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
 
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
@@ -100,6 +104,8 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // ICE (RFC 8445) for WebRTC transports: libnice's agent on a thread of its own.
         .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
+        // DTLS 1.2 (OpenSSL) for DTLS-SRTP and data channels: datagrams in and out, no socket.
+        .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice"],
@@ -153,7 +159,7 @@ let package = Package(
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
-                                         "ParleySimulation",
+                                         "ParleyDTLS", "ParleySimulation",
                                          "COpus", "CVPX", "CALSA", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
@@ -172,6 +178,7 @@ let package = Package(
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDTLSTests", dependencies: ["ParleyDTLS", "ParleyCore", "ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyRTP", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],

@@ -60,7 +60,8 @@ func srtpBenchmarks() -> [Benchmark] {
         }
     }
     var rows = [row("srtp/plain", baseline: nil) { _, n in n }]
-    for (suite, label) in [(SRTPSuite.aesCM128HMACSHA1_80, "aes-cm-128-hmac-sha1-80"), (.aeadAES128GCM, "aead-aes-128-gcm")] {
+    for (suite, label) in [(SRTPSuite.aesCM128HMACSHA1_80, "aes-cm-128-hmac-sha1-80"), (.aeadAES128GCM, "aead-aes-128-gcm"),
+                          (.aeadAES256GCM, "aead-aes-256-gcm")] {
         let pair = SRTPPair(suite)
         rows.append(row("srtp/protect-unprotect-\(label)", baseline: "srtp/plain") { raw, n in
             guard let p = try? pair.outbound.protectRTP(raw, length: n),

@@ -22,6 +22,7 @@ let suites: [(String, () -> [Benchmark])] = [
     ("rtp", rtpBenchmarks),
     ("srtp", srtpBenchmarks),
     ("session", sessionBenchmarks),
+    ("dtls", dtlsBenchmarks),
     ("jitter", jitterBenchmarks),
     ("video", videoBenchmarks),
     ("vad", vadBenchmarks),

@@ -18,6 +18,8 @@ public enum SRTPSuite: String, Sendable, CaseIterable, CustomStringConvertible {
     case aesCM128HMACSHA1_32 = "AES_CM_128_HMAC_SHA1_32"
     /// AES-128 in Galois/counter mode with a 16-byte tag (RFC 7714).
     case aeadAES128GCM = "AEAD_AES_128_GCM"
+    /// AES-256 in Galois/counter mode with a 16-byte tag (RFC 7714).
+    case aeadAES256GCM = "AEAD_AES_256_GCM"
 
     /// The suite named `name` (case-sensitive, as RFC 4568 registers it).
     public init(name: String) throws(SRTPError) {
@@ -27,10 +29,12 @@ public enum SRTPSuite: String, Sendable, CaseIterable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
-    /// Master key bytes (16 for every suite here).
-    public var masterKeyLength: Int { 16 }
+    /// Master key bytes: 32 for AES-256, 16 for the AES-128 suites.
+    public var masterKeyLength: Int { self == .aeadAES256GCM ? 32 : 16 }
     /// Master salt bytes: 14 for AES-CM, 12 for AES-GCM.
-    public var masterSaltLength: Int { self == .aeadAES128GCM ? 12 : 14 }
+    public var masterSaltLength: Int { isAEAD ? 12 : 14 }
+    /// Whether the suite is an AES-GCM one (RFC 7714): 12-byte salt, 16-byte tag on RTP and RTCP.
+    public var isAEAD: Bool { self == .aeadAES128GCM || self == .aeadAES256GCM }
     /// Key and salt together: the bytes an SDES `inline:` key carries.
     public var keyMaterialLength: Int { masterKeyLength + masterSaltLength }
     /// Bytes SRTP adds to an RTP packet (the authentication tag).
@@ -38,11 +42,11 @@ public enum SRTPSuite: String, Sendable, CaseIterable, CustomStringConvertible {
         switch self {
         case .aesCM128HMACSHA1_80: 10
         case .aesCM128HMACSHA1_32: 4
-        case .aeadAES128GCM: 16
+        case .aeadAES128GCM, .aeadAES256GCM: 16
         }
     }
     /// Bytes SRTCP adds to an RTCP packet (the 4-byte index and the tag).
-    public var rtcpOverhead: Int { 4 + (self == .aeadAES128GCM ? 16 : 10) }
+    public var rtcpOverhead: Int { 4 + (isAEAD ? 16 : 10) }
 
     fileprivate func setPolicies(rtp: inout srtp_crypto_policy_t, rtcp: inout srtp_crypto_policy_t) {
         switch self {
@@ -55,6 +59,9 @@ public enum SRTPSuite: String, Sendable, CaseIterable, CustomStringConvertible {
         case .aeadAES128GCM:
             srtp_crypto_policy_set_aes_gcm_128_16_auth(&rtp)
             srtp_crypto_policy_set_aes_gcm_128_16_auth(&rtcp)
+        case .aeadAES256GCM:
+            srtp_crypto_policy_set_aes_gcm_256_16_auth(&rtp)
+            srtp_crypto_policy_set_aes_gcm_256_16_auth(&rtcp)
         }
     }
 }

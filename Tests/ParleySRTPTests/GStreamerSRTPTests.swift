@@ -53,6 +53,7 @@ private func gstNames(_ suite: SRTPSuite) -> (String, String, String, String) {
     case .aesCM128HMACSHA1_80: ("aes-128-icm", "hmac-sha1-80", "aes-128-icm", "hmac-sha1-80")
     case .aesCM128HMACSHA1_32: ("aes-128-icm", "hmac-sha1-32", "aes-128-icm", "hmac-sha1-80")
     case .aeadAES128GCM: ("aes-128-gcm", "null", "aes-128-gcm", "null")
+    case .aeadAES256GCM: ("aes-256-gcm", "null", "aes-256-gcm", "null")
     }
 }
 

@@ -48,8 +48,10 @@ func srtpError(_ body: () throws -> Void) -> SRTPError? {
     func base64RoundTripsAndIsRFC4568Sized(_ suite: SRTPSuite) throws {
         let key = try SRTPKey.generate(suite: suite)
         #expect(key.material.count == suite.keyMaterialLength)
-        // 30 bytes of AES-CM key and salt are 40 base64 characters (RFC 4568's examples).
-        if suite != .aeadAES128GCM { #expect(key.base64.count == 40) }
+        // 30 bytes of AES-CM key and salt are 40 base64 characters (RFC 4568's examples); 44
+        // bytes of AES-256-GCM key and salt are 60 (RFC 7714).
+        if !suite.isAEAD { #expect(key.base64.count == 40) }
+        if suite == .aeadAES256GCM { #expect(key.base64.count == 60) }
         #expect(try SRTPKey(suite: suite, base64: key.base64) == key)
     }
 
@@ -75,6 +77,9 @@ func srtpError(_ body: () throws -> Void) -> SRTPError? {
             == .wrongKeyLength(suite: .aeadAES128GCM, expected: 28, got: 30))
         #expect(srtpError { _ = try SRTPSuite(name: "AES_CM_128_HMAC_SHA1_81") } == .unknownSuite("AES_CM_128_HMAC_SHA1_81"))
         #expect(try SRTPSuite(name: "AEAD_AES_128_GCM") == .aeadAES128GCM)
+        #expect(try SRTPSuite(name: "AEAD_AES_256_GCM") == .aeadAES256GCM)
+        #expect(srtpError { _ = try SRTPKey(suite: .aeadAES256GCM, material: [UInt8](repeating: 1, count: 28)) }
+            == .wrongKeyLength(suite: .aeadAES256GCM, expected: 44, got: 28))
     }
 }
 
@@ -95,6 +100,22 @@ func srtpError(_ body: () throws -> Void) -> SRTPError? {
         // Past the sequence wrap (the rollover counter advances on both sides).
         let wrapped = try rtpPacket(seq: 2)
         #expect(try unprotect(&rx, try protect(&tx, wrapped)) == wrapped)
+    }
+
+    @Test func aes256GCMKeysAllTheirBytes() throws {
+        // A key that differs only in the last of AES-256's 32 key bytes (past AES-128's 16)
+        // does not open the packet; the key itself does.
+        let key = try fixedKey(.aeadAES256GCM)
+        var near = key.material
+        near[31] ^= 0x01
+        var tx = try SRTPContext(key: key, direction: .outbound)
+        var rx = try SRTPContext(key: key, direction: .inbound)
+        var wrong = try SRTPContext(key: try SRTPKey(suite: .aeadAES256GCM, material: near), direction: .inbound)
+        let plain = try rtpPacket(seq: 42)
+        let secured = try protect(&tx, plain)
+        #expect(secured.count == plain.count + 16)
+        #expect(srtpError { _ = try unprotect(&wrong, secured) } == .authenticationFailed)
+        #expect(try unprotect(&rx, secured) == plain)
     }
 
     @Test func headerExtensionsAndCSRCsStayInTheClearAndAuthenticated() throws {

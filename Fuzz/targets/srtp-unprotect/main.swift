@@ -3,7 +3,7 @@
 // Properties: unprotect throws or returns a length shorter than the packet; a packet that
 // protects under the same key unprotects back to itself.
 
-private let keyBytes = (0..<30).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+private let keyBytes = (0..<44).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
 
 private final class Receiver {
     let key: SRTPKey
