@@ -23,14 +23,6 @@ static inline int parley_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int parley_averror_eof(void) { return AVERROR_EOF; }
 /// AVERROR_INVALIDDATA: the bytes break the format's rules.
 static inline int parley_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
-/// AVERROR_DECODER_NOT_FOUND: no decoder for the stream's codec in this build.
-static inline int parley_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
-/// AVERROR_STREAM_NOT_FOUND: no stream of the requested type.
-static inline int parley_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
-/// AVERROR_PATCHWELCOME: a feature of the format FFmpeg does not implement.
-static inline int parley_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
-/// AVERROR(ENOMEM).
-static inline int parley_averror_enomem(void) { return AVERROR(ENOMEM); }
 /// AVERROR_ENOSYS-style "operation not supported" for a seek callback: AVERROR(ENOSYS).
 static inline int64_t parley_averror_enosys(void) { return AVERROR(ENOSYS); }
 /// AVSEEK_SIZE: the `whence` a seek callback is given when asked for the stream's size.
