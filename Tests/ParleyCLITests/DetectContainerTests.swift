@@ -115,6 +115,18 @@ func perTrackMakesEachTrackOfAMatroskaFileAParticipant() throws {
                              encoding: .utf8)
     #expect(written == (try runDetectCLI(["detect", "--per-track", "--format", "csv", titled.path])).stdout)
     #expect(try runDetectCLI(["detect", "--per-track", "--per-channel", titled.path]).status == 2)
+
+    // A meeting of a manifest, and standard input when it is the file itself.
+    let manifest = dir.appendingPathComponent("meetings.csv")
+    try "meeting,participant,path,offset_s\nm1,call,\(bare.path),0\n".write(to: manifest, atomically: true, encoding: .utf8)
+    let listed = try runDetectCLI(["detect", "--per-track", "--format", "csv", "--meetings-from", manifest.path])
+    #expect(listed.status == 0, "\(listed.stderr)")
+    #expect(listed.stdout == opus.stdout.replacingOccurrences(of: "meeting,bare.", with: "m1,call."))
+    let stdin = try runDetectCLI(["detect", "--per-track", "--format", "csv", "-"], standardInput: .file(bare))
+    #expect(stdin.status == 0, "\(stdin.stderr)")
+    #expect(stdin.stdout == opus.stdout.replacingOccurrences(of: "meeting,bare.", with: "stdin,stdin."))
+    let piped = try runDetectCLI(["detect", "--per-track", "-"], standardInput: .bytes(Data(contentsOf: bare)))
+    #expect(piped.status == 1 && piped.stderr.contains("not an audio file"), "\(piped.stderr)")
 }
 
 @Test(.enabled(if: detectHasSampleMedia && hasFFmpeg))
