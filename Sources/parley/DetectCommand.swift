@@ -133,8 +133,9 @@ JSON schema (parley.detect/1):
   A recording is the meeting (--meeting) or one file. Ratios are in [0, 1].
 
 Bad input: a file that cannot be read (missing, a directory, unsupported or corrupt format,
-no audio) gets a message on stderr and is left out; a truncated file or one with NaN samples
-is analysed as far as possible and reported. The other files are still processed.
+no audio, a video without an audio stream) gets a message on stderr and is left out; a
+truncated file or one with NaN samples is analysed as far as possible and reported. The
+other files are still processed.
 
 Exit status: 0 every file was processed completely, 1 some file failed or was only partly
 processed (the others are still reported), 2 usage error.
