@@ -225,13 +225,15 @@ final class FFmpegAudioDecoder {
         self.channels = channelCount
         self.track = info
         self.formatName = "\(opened.containerName) / \(info.codec)"
-        // The stream's duration, else the container's: exact unless estimated from the bit rate.
+        // The stream's duration, else the container's when the stream is its only one (with
+        // video beside it, the container's is the longer of the two): exact unless estimated
+        // from the bit rate.
         let nopts = parley_av_nopts_value()
         var frames: Int? = nil
         if stream.pointee.duration != nopts, stream.pointee.duration > 0 {
             let tb = stream.pointee.time_base
             frames = Int(Double(stream.pointee.duration) * Double(tb.num) / Double(tb.den) * Double(rate))
-        } else if fmt.pointee.duration != nopts, fmt.pointee.duration > 0 {
+        } else if fmt.pointee.nb_streams == 1, fmt.pointee.duration != nopts, fmt.pointee.duration > 0 {
             frames = Int(Double(fmt.pointee.duration) / Double(AV_TIME_BASE) * Double(rate))
         }
         frameCount = frames
