@@ -74,6 +74,9 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
+        // No pkgConfig: the headers sit in the multiarch include directory, searched by default.
+        .systemLibrary(name: "CFFmpeg",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
         // No pkgConfig: nice.pc adds -pthread, a flag SwiftPM rejects, and GLib's include paths;
         // the shim declares the GLib and libnice entry points it uses.
         .systemLibrary(name: "CNice", providers: [.apt(["libnice-dev"])]),
@@ -96,7 +99,7 @@ let package = Package(
         // MARK: Wrappers over C libraries.
         .target(name: "ParleyCodecs", dependencies: ["ParleyCore", "COpus", "CVPX"],
                 swiftSettings: swiftSettings),
-        .target(name: "ParleyMedia", dependencies: ["ParleyCore", "CSndFile"],
+        .target(name: "ParleyMedia", dependencies: ["ParleyCore", "CSndFile", "CFFmpeg"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyDevices", dependencies: ["ParleyCore", "ParleyMedia", "CALSA", "CALSAClockedPCM", "CV4L2"],
                 swiftSettings: swiftSettings),

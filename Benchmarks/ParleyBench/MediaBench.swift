@@ -1,7 +1,8 @@
 // Media benchmarks: WAV reading through ParleyMedia's streaming parser against libsndfile
-// reading the same file, and the band-limited Resampler against libsoxr on the same audio.
-// Figures are ns per 10 ms of audio (one call each: 160 frames read at 16 kHz, 480 input
-// frames resampled from 48 kHz). `-fast` is the Resampler with aliasIntoTransitionBand (stopband
+// reading the same file, AAC decoding through AudioFileReader's FFmpeg backend against the
+// `ffmpeg` command decoding the same file, and the band-limited Resampler against libsoxr on
+// the same audio. Figures are ns per 10 ms of audio (one call each: 160 frames read at 16 kHz,
+// 480 frames decoded or input frames resampled at 48 kHz). `-fast` is the Resampler with aliasIntoTransitionBand (stopband
 // from 1.1 Nyquist). libsoxr MQ (16-bit, medium roll-off) is the baseline.
 
 import CSoxr
@@ -10,7 +11,7 @@ import ParleyMedia
 
 /// Benchmarks for the media suite.
 func mediaBenchmarks() -> [Benchmark] {
-    wavReadBenchmarks() + resampleBenchmarks()
+    wavReadBenchmarks() + aacDecodeBenchmarks() + resampleBenchmarks()
 }
 
 /// 60 s of 16 kHz mono speech (SampleMedia's clip, looped) written to a temporary WAV once
@@ -58,6 +59,51 @@ private func wavReadBenchmarks() -> [Benchmark] {
         return sum
     }
     return [swift, c]
+}
+
+/// 60 s of 48 kHz mono speech (SampleMedia's clip, looped) encoded to AAC in an .m4a file by
+/// the `ffmpeg` command once (removed at exit).
+private func longSpeechM4A() -> String {
+    let path = benchTemporaryFile("speech-48k", extension: "m4a")
+    let wav = sampleMediaDirectory.appendingPathComponent("speech/speech-48k.wav").path
+    let status = runFFmpeg(["-v", "error", "-y", "-stream_loop", "-1", "-i", wav, "-t", "60", "-c:a", "aac",
+                            "-b:a", "96k", path])
+    if status != 0 { fatalError("media bench: ffmpeg cannot make the AAC file (status \(status))") }
+    return path
+}
+
+/// Runs `/usr/bin/ffmpeg -nostdin ARGS` with its output discarded; returns its exit status.
+private func runFFmpeg(_ args: [String]) -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+    p.arguments = ["-nostdin"] + args
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = FileHandle.nullDevice
+    do { try p.run() } catch { return -1 }
+    p.waitUntilExit()
+    return p.terminationStatus
+}
+
+private func aacDecodeBenchmarks() -> [Benchmark] {
+    let path = longSpeechM4A()
+    let blocks = 6000   // 60 s in 10 ms reads
+    let backend = Benchmark(name: "media/aac-decode-48k", baseline: "media/aac-decode-48k-ffmpeg-cli",
+                            iterations: blocks) {
+        var buffer = [Float](repeating: 0, count: 480)
+        var sum: UInt64 = 0
+        do {
+            let r = try AudioFileReader(path: path)
+            while try r.read(into: &buffer) > 0 { sum &+= UInt64(buffer[17].bitPattern) }
+        } catch { fatalError("\(error)") }
+        return sum
+    }
+    // The whole `ffmpeg -i FILE -f s16le -` process: start-up, demuxing, decoding, conversion.
+    let cli = Benchmark(name: "media/aac-decode-48k-ffmpeg-cli", iterations: blocks) {
+        let status = runFFmpeg(["-v", "error", "-i", path, "-f", "s16le", "-"])
+        if status != 0 { fatalError("media bench: ffmpeg decode failed (status \(status))") }
+        return UInt64(status)
+    }
+    return [backend, cli]
 }
 
 /// One second of 48 kHz speech (SampleMedia's 48 kHz clip) as Float.

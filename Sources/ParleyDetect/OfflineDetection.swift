@@ -1,6 +1,6 @@
 // Offline talk detection: a file in, who talked when out, by exactly the code a live call runs.
 //
-//   file (libsndfile, blocks)  ->  mix-down or split channels  ->  ParticipantTalkTracker
+//   file (libsndfile or FFmpeg, blocks)  ->  mix-down, split channels or one track at a time  ->  ParticipantTalkTracker
 //   (band-limited resampling when the VAD does not take the file's rate, VAD, TalkDetector)
 //   ->  TalkSegmentRecorder  ->  segments
 //
@@ -8,6 +8,7 @@
 // live pipeline feeds with its 10 ms frames, so offline equals live by construction; a test
 // feeds random-sized chunks through the live API and compares.
 
+import ParleyMedia
 import ParleyVoice
 
 /// A source of interleaved float samples read in blocks (the file reader, or memory in tests).
@@ -74,8 +75,56 @@ public struct OfflineDetector: Sendable {
                         onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void = { _, _ in })
         throws(OfflineDetectionError) -> OfflineFileAnalysis {
         try validate(request)
+        if request.channelMode == .perTrack {
+            return try analyzeTracks(request, onFrame: onFrame, onProgress: onProgress)
+        }
         var source = try openOfflineAudioFile(request)
         return try analyze(&source, request: request, onFrame: onFrame, onProgress: onProgress)
+    }
+
+    /// ``OfflineDetectionRequest/ChannelMode/perTrack``: each audio track analysed in turn as
+    /// a mix-down, the results joined (a track's frames are reported under its index).
+    private func analyzeTracks(_ request: OfflineDetectionRequest,
+                               onFrame: (_ track: Int, _ frameIndex: Int, _ probability: Float) -> Void,
+                               onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void)
+        throws(OfflineDetectionError) -> OfflineFileAnalysis {
+        let infos = try offlineAudioTracks(request)
+        guard !infos.isEmpty else {
+            throw OfflineDetectionError(.unsupportedFormat, path: request.path, message: "the file holds no audio track")
+        }
+        let names = Self.trackNames(infos, participant: request.participant)
+        var tracks: [OfflineTrack] = []
+        var issues: [OfflineDetectionIssue] = []
+        var first: OfflineFileAnalysis?
+        for (k, name) in names.enumerated() {
+            var source = try openOfflineAudioFile(request, audioTrack: k)
+            var single = request
+            single.channelMode = .mixDown
+            single.participant = name
+            let a = try analyze(&source, request: single, onFrame: { _, i, p in onFrame(k, i, p) },
+                                onProgress: onProgress)
+            if first == nil { first = a }
+            tracks.append(OfflineTrack(name: name, channel: nil, segments: a.tracks[0].segments,
+                                       frameCount: a.tracks[0].frameCount))
+            issues += a.issues.filter { $0 != .noSpeech }
+        }
+        if tracks.allSatisfy({ $0.segments.isEmpty }) { issues.append(.noSpeech) }
+        let head = first!   // infos is not empty
+        return OfflineFileAnalysis(request: request, sampleRate: head.sampleRate, channels: head.channels,
+                                   framesRead: head.framesRead, expectedFrames: head.expectedFrames,
+                                   tracks: tracks, issues: issues)
+    }
+
+    /// Participant names of audio tracks: the title, else the language, else
+    /// `<participant>.track<N>` (also for a name an earlier track already has).
+    static func trackNames(_ tracks: [AudioTrackInfo], participant: String) -> [String] {
+        var used = Set<String>()
+        return tracks.map { t in
+            var name = t.title ?? t.language ?? ""
+            if name.isEmpty || used.contains(name) { name = "\(participant).track\(t.index + 1)" }
+            used.insert(name)
+            return name
+        }
     }
 
     private func validate(_ request: OfflineDetectionRequest) throws(OfflineDetectionError) {

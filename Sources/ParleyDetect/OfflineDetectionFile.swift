@@ -1,5 +1,5 @@
-// Opening a file for offline detection: ParleyMedia's AudioFileReader (libsndfile), with its
-// typed errors turned into sentences for the user.
+// Opening a file for offline detection: ParleyMedia's AudioFileReader (libsndfile or FFmpeg),
+// with its typed errors turned into sentences for the user.
 
 #if canImport(Glibc)
 import Glibc
@@ -11,12 +11,18 @@ package func openOfflineAudioFile(_ path: String) throws(OfflineDetectionError) 
     try openOfflineAudioFile(OfflineDetectionRequest(path: path, participant: ""))
 }
 
-/// Opens the audio of `request` (its file, or its descriptor) for ``OfflineDetector``.
-func openOfflineAudioFile(_ request: OfflineDetectionRequest) throws(OfflineDetectionError) -> AudioFileSource {
+/// Opens the audio of `request` (its file, or its descriptor) for ``OfflineDetector``: the
+/// audio track `audioTrack` (from 0) when given.
+func openOfflineAudioFile(_ request: OfflineDetectionRequest,
+                          audioTrack: Int? = nil) throws(OfflineDetectionError) -> AudioFileSource {
     let path = request.path
     do {
         let reader: AudioFileReader
-        if let fd = request.fileDescriptor {
+        if let audioTrack, let fd = request.fileDescriptor {
+            reader = try AudioFileReader(fileDescriptor: fd, name: path, audioTrack: audioTrack)
+        } else if let audioTrack {
+            reader = try AudioFileReader(path: path, audioTrack: audioTrack)
+        } else if let fd = request.fileDescriptor {
             reader = try AudioFileReader(fileDescriptor: fd, name: path, raw: request.rawFormat)
         } else {
             reader = try AudioFileReader(path: path)
@@ -54,6 +60,18 @@ extension OfflineDetectionError {
         case .truncated, .nonFiniteSamples, .invalidArgument:
             self.init(.readFailed, path: path, message: "\(error)")
         }
+    }
+}
+
+/// The audio tracks of the file (or descriptor) of `request`.
+func offlineAudioTracks(_ request: OfflineDetectionRequest) throws(OfflineDetectionError) -> [AudioTrackInfo] {
+    do {
+        if let fd = request.fileDescriptor {
+            return try AudioFileReader.audioTracks(fileDescriptor: fd, name: request.path)
+        }
+        return try AudioFileReader.audioTracks(path: request.path)
+    } catch {
+        throw OfflineDetectionError(mediaError: error, path: request.path)
     }
 }
 

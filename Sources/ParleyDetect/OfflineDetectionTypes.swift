@@ -12,12 +12,18 @@ public struct OfflineDetectionRequest: Sendable, Equatable {
         case mixDown
         /// Each channel is a participant named `"<participant>.ch<N>"`, N counted from 1.
         case perChannel
+        /// Each audio stream ("track") of the file, its channels averaged, is a participant
+        /// named after the track's title metadata, else its language, else
+        /// `"<participant>.track<N>"`, N counted from 1 (also when a title or language
+        /// repeats an earlier track's). The file is read through FFmpeg, once per track; a
+        /// ``OfflineDetectionRequest/fileDescriptor`` must be a regular file, not a pipe.
+        case perTrack
     }
 
     /// Path of the audio file (any format libsndfile reads); with ``fileDescriptor``, only the
     /// name that stands for it in messages.
     public var path: String
-    /// The participant's name (or the prefix of the per-channel names).
+    /// The participant's name (or the prefix of the per-channel and per-track names).
     public var participant: String
     /// Where the file starts on the meeting's timeline, in seconds (>= 0). Every time in the
     /// result (segments, frames) is file time plus this offset.

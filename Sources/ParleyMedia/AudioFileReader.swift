@@ -3,24 +3,32 @@ import CSndFile
 import Glibc
 #endif
 
-/// Reads any audio file libsndfile can decode (WAV, FLAC, Ogg Vorbis, Ogg Opus, MP3, AIFF,
-/// AU, CAF, W64, ...) at any rate and channel count, streaming interleaved frames as Float
-/// (nominally [-1, 1], libsndfile's normalisation) or Int16.
+/// Reads any audio file libsndfile or FFmpeg can decode at any rate and channel count,
+/// streaming interleaved frames as Float (nominally [-1, 1]) or Int16. libsndfile reads what it
+/// recognises (WAV, FLAC, Ogg Vorbis, Ogg Opus, MP3, AIFF, AU, CAF, W64, ...); everything else
+/// goes to FFmpeg's libraries (MP4/M4A with AAC, WebM and Matroska with Opus or Vorbis, the
+/// audio of video files, and any other container and codec they read), which decode the
+/// file's best audio stream, or the track asked for with ``init(path:audioTrack:)``.
 ///
-/// Errors: a directory, a device or a missing file, a zero-length file, a format libsndfile
-/// does not recognise (``MediaFileError/unsupported(path:what:)``, with libsndfile's message)
-/// and decoder failures (``MediaFileError/library(path:message:)``, `sf_strerror`).
+/// Errors: a directory, a device or a missing file, a zero-length file, a format neither
+/// library recognises, a file without an audio stream or with a codec FFmpeg cannot decode
+/// (``MediaFileError/unsupported(path:what:)``), libsndfile's decoder failures
+/// (``MediaFileError/library(path:message:)``, `sf_strerror`) and FFmpeg's
+/// (``MediaFileError/corrupt(path:reason:offset:)`` at the byte position reached, after the
+/// audio decoded before it).
 /// A file whose header announces more audio than the file holds reads what is there and then
 /// throws ``MediaFileError/truncated(path:offset:expected:got:)``, with `expected`/`got` in
-/// sample frames and `offset` -1 (libsndfile does not expose byte offsets).
+/// sample frames and `offset` -1 for libsndfile (which does not expose byte offsets), the byte
+/// position reached for FFmpeg.
 ///
 /// NaN/infinite samples (possible in float files): by default the read that meets them throws
 /// ``MediaFileError/nonFiniteSamples(path:frame:count:)``; with
 /// ``NonFiniteSamplePolicy/replaceWithZero`` they become 0 and are counted in
 /// ``nonFiniteSamplesReplaced``. Either way nothing non-finite reaches the caller.
 ///
-/// Memory is libsndfile's decoder state plus nothing per read. Owns the `SNDFILE` handle and
-/// closes it on release. Threading: use from one thread at a time.
+/// Memory is the decoder's state (FFmpeg's: one decoded frame) plus nothing per read. Owns the
+/// `SNDFILE` handle or FFmpeg's contexts and closes them on release. Threading: use from one
+/// thread at a time.
 public final class AudioFileReader {
     /// The path given.
     public let path: String
@@ -28,9 +36,11 @@ public final class AudioFileReader {
     public let sampleRate: Int
     /// Interleaved channels.
     public let channels: Int
-    /// Frames the file holds per libsndfile, or nil when it cannot tell (some streams).
+    /// Frames the file holds per libsndfile, or nil when it cannot tell (some streams, and
+    /// the files FFmpeg decodes: a container's duration is not an exact sample count).
     public let frameCount: Int?
-    /// libsndfile's name of the container and encoding, e.g. "WAV (Microsoft) / Signed 16 bit PCM".
+    /// The name of the container and encoding: libsndfile's, e.g. "WAV (Microsoft) / Signed 16
+    /// bit PCM", or FFmpeg's demuxer and codec, e.g. "mov,mp4,m4a,3gp,3g2,mj2 / aac".
     public let formatName: String
     /// Frames announced by the header when it claims more than the file holds; nil otherwise.
     public let announcedFrameCount: Int?
@@ -40,7 +50,12 @@ public final class AudioFileReader {
     public private(set) var nonFiniteSamplesReplaced = 0
     /// Frames delivered so far.
     public private(set) var framesRead = 0
-    private let file: OpaquePointer
+    /// The decoder: libsndfile's handle or the FFmpeg backend.
+    private enum Backend {
+        case sndfile(OpaquePointer)
+        case ffmpeg(FFmpegAudioDecoder)
+    }
+    private let backend: Backend
     private let mayHoldNonFinite: Bool
     /// Float staging for Int16 reads of float files (allocated on first use, then reused).
     private var staging: [Float] = []
@@ -54,6 +69,57 @@ public final class AudioFileReader {
     public convenience init(path: String) throws(MediaFileError) {
         let (fd, _) = try openRegularFileForReading(path)
         try self.init(ownedDescriptor: fd, name: path, raw: nil)
+    }
+
+    /// Opens audio track `audioTrack` (from 0, in file order; see ``audioTracks(path:)``) of
+    /// `path` through FFmpeg. Throws ``MediaFileError/invalidArgument(path:reason:)`` when the
+    /// file has no such track.
+    public convenience init(path: String, audioTrack: Int) throws(MediaFileError) {
+        let (fd, _) = try openRegularFileForReading(path)
+        try self.init(decoder: FFmpegAudioDecoder(ownedDescriptor: fd, name: path, audioTrack: audioTrack))
+    }
+
+    /// Reads track `audioTrack` of the audio on an open descriptor, as
+    /// ``init(fileDescriptor:name:raw:temporaryDirectory:)`` reads the whole of it.
+    public convenience init(fileDescriptor fd: Int32, name: String, audioTrack: Int,
+                            temporaryDirectory: String? = nil) throws(MediaFileError) {
+        let owned = try readableCopy(of: fd, name: name, temporaryDirectory: temporaryDirectory)
+        try self.init(decoder: FFmpegAudioDecoder(ownedDescriptor: owned, name: name, audioTrack: audioTrack))
+    }
+
+    /// The audio streams ("tracks") of the file at `path`, in file order, as FFmpeg reads them
+    /// (one for a WAV or FLAC file; several for a Matroska or MP4 file with several).
+    public static func audioTracks(path: String) throws(MediaFileError) -> [AudioTrackInfo] {
+        let (fd, _) = try openRegularFileForReading(path)
+        defer { close(fd) }
+        return try FFmpegAudioDecoder.tracks(fileDescriptor: fd, name: path)
+    }
+
+    /// The audio tracks of the regular file open on `fd` (which the caller keeps; its offset
+    /// does not move), from its current offset; `name` stands for it in errors. A pipe is
+    /// ``MediaFileError/notARegularFile(path:kind:)``: its bytes could be read only once.
+    public static func audioTracks(fileDescriptor fd: Int32, name: String) throws(MediaFileError) -> [AudioTrackInfo] {
+        var st = stat()
+        if fstat(fd, &st) != 0 {
+            let e = Errno.current
+            throw .io(path: name, operation: "fstat", errno: e, message: e.description)
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw .notARegularFile(path: name, kind: st.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a pipe or device")
+        }
+        return try FFmpegAudioDecoder.tracks(fileDescriptor: fd, name: name)
+    }
+
+    private init(decoder: FFmpegAudioDecoder) {
+        path = decoder.path
+        backend = .ffmpeg(decoder)
+        sampleRate = decoder.sampleRate
+        channels = decoder.channels
+        frameCount = nil
+        formatName = decoder.formatName
+        announcedFrameCount = nil
+        // Float codecs (AAC, Opus, Vorbis) can decode damaged data to NaN.
+        mayHoldNonFinite = true
     }
 
     /// Reads the audio on an open file descriptor, such as standard input (0); `name` stands
@@ -74,8 +140,13 @@ public final class AudioFileReader {
     }
 
     /// Decodes from `fd`, which the reader owns from here on (closed when it fails, or with
-    /// the `SNDFILE` handle).
-    private init(ownedDescriptor fd: Int32, name path: String, raw: RawAudioFormat?) throws(MediaFileError) {
+    /// the `SNDFILE` handle or the FFmpeg backend): libsndfile when it recognises the bytes,
+    /// else FFmpeg (not for `raw` input, which is libsndfile's alone).
+    private convenience init(ownedDescriptor fd: Int32, name path: String, raw: RawAudioFormat?) throws(MediaFileError) {
+        // FFmpeg's turn, should libsndfile not recognise the bytes: the same offset, another
+        // descriptor (sf_open_fd closes its own).
+        let start = lseek(fd, 0, SEEK_CUR)
+        let fallback = raw == nil ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1
         var info = SF_INFO()
         if let raw {
             info.format = raw.sndfileFormat
@@ -87,16 +158,28 @@ public final class AudioFileReader {
             let message = String(cString: sf_strerror(nil))
             // No close(fd) here: with close_desc set, sf_open_fd has already closed it.
             if code == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
-                throw .unsupported(path: path, what: "audio format (libsndfile: \(message))")
+                guard fallback >= 0 else {
+                    throw .unsupported(path: path, what: "audio format (libsndfile: \(message))")
+                }
+                if start >= 0 { lseek(fallback, start, SEEK_SET) }
+                try self.init(decoder: FFmpegAudioDecoder(ownedDescriptor: fallback, name: path, audioTrack: nil))
+                return
             }
+            if fallback >= 0 { close(fallback) }
             throw .library(path: path, message: "libsndfile: \(message)")
         }
+        if fallback >= 0 { close(fallback) }
+        try self.init(sndfile: f, info: info, name: path)
+    }
+
+    /// Takes over libsndfile's open handle `f`.
+    private init(sndfile f: OpaquePointer, info: SF_INFO, name path: String) throws(MediaFileError) {
         guard info.channels > 0, info.samplerate > 0 else {
             sf_close(f)
             throw .corrupt(path: path, reason: "\(info.channels) channels at \(info.samplerate) Hz", offset: 0)
         }
         self.path = path
-        self.file = f
+        self.backend = .sndfile(f)
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
         frameCount = (info.frames >= 0 && info.frames < Int64(Int32.max) * 1024) ? Int(info.frames) : nil
@@ -116,8 +199,12 @@ public final class AudioFileReader {
                                                                channels: Int(info.channels), format: info.format)
     }
 
-    /// The libsndfile log text of this file (header parsing notes and warnings).
-    public var log: String { AudioFileReader.logText(file) }
+    /// The libsndfile log text of this file (header parsing notes and warnings); empty for a
+    /// file FFmpeg decodes.
+    public var log: String {
+        if case .sndfile(let file) = backend { return AudioFileReader.logText(file) }
+        return ""
+    }
 
     private static func logText(_ f: OpaquePointer) -> String {
         var buf = [CChar](repeating: 0, count: 4096)
@@ -161,8 +248,14 @@ public final class AudioFileReader {
         try checkWholeFrames(buffer.count)
         let want = buffer.count / channels
         if want == 0 { return 0 }
-        let got = Int(sf_readf_float(file, buffer.baseAddress, Int64(want)))
-        try check(got: got, want: want)
+        let got: Int
+        switch backend {
+        case .sndfile(let file):
+            got = Int(sf_readf_float(file, buffer.baseAddress, Int64(want)))
+            try check(file, got: got, want: want)
+        case .ffmpeg(let decoder):
+            got = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buffer[0..<(want * channels)]))
+        }
         if mayHoldNonFinite && got > 0 {
             var bad = 0, first = -1
             for i in 0..<(got * channels) where !buffer[i].isFinite {
@@ -189,7 +282,8 @@ public final class AudioFileReader {
         let want = buffer.count / channels
         if want == 0 { return 0 }
         if mayHoldNonFinite {
-            // Read as float to see NaN/Inf (libsndfile would turn them into arbitrary integers).
+            // Read as float to see NaN/Inf (libsndfile would turn them into arbitrary integers);
+            // FFmpeg's files always come this way.
             var done = 0
             if staging.isEmpty { staging = [Float](repeating: 0, count: 1024 * channels) }
             var chunk = staging
@@ -207,8 +301,9 @@ public final class AudioFileReader {
             }
             return done
         }
+        guard case .sndfile(let file) = backend else { return 0 }   // FFmpeg's files take the Float path above
         let got = Int(sf_readf_short(file, buffer.baseAddress, Int64(want)))
-        try check(got: got, want: want)
+        try check(file, got: got, want: want)
         framesRead += got
         return got
     }
@@ -227,7 +322,7 @@ public final class AudioFileReader {
         }.get()
     }
 
-    private func check(got: Int, want: Int) throws(MediaFileError) {
+    private func check(_ file: OpaquePointer, got: Int, want: Int) throws(MediaFileError) {
         if got < want {
             let code = sf_error(file)
             if code != 0 {
@@ -239,5 +334,7 @@ public final class AudioFileReader {
         }
     }
 
-    deinit { sf_close(file) }
+    deinit {
+        if case .sndfile(let file) = backend { sf_close(file) }
+    }
 }

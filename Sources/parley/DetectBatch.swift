@@ -167,7 +167,7 @@ struct DetectJob: Sendable {
         recordingName = fileStem(input.path)
         requests = [OfflineDetectionRequest(
             path: input.path, participant: fileStem(input.path), offset: input.offset,
-            channelMode: invocation.perChannel ? .perChannel : .mixDown,
+            channelMode: invocation.channelMode,
             fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
             rawFormat: input.isStandardInput ? invocation.inputFormat : nil)]
         isMeeting = false
@@ -179,7 +179,7 @@ struct DetectJob: Sendable {
         recordingName = meeting.name
         requests = meeting.participants.map {
             OfflineDetectionRequest(path: $0.path, participant: $0.name, offset: $0.offset,
-                                    channelMode: invocation.perChannel ? .perChannel : .mixDown)
+                                    channelMode: invocation.channelMode)
         }
         isMeeting = true
     }
@@ -550,7 +550,7 @@ private final class DetectBatchRun: @unchecked Sendable {
                         guard let expected, expected > 0 else { return }
                         self.progress.update(slot, fraction: (Double(i) + Double(read) / Double(expected)) / parts)
                     })
-                frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : request.participant },
+                frames?.finish(names: analysis.tracks.map { request.channelMode == .mixDown ? request.participant : $0.name },
                                offset: request.offset)
                 outcomes.append(.analysed(analysis))
             } catch {

@@ -8,17 +8,20 @@ import ParleyDetect
 
 let detectHelp = """
 Usage: parley detect [--format summary|json|csv|rttm|audacity|frames] [--output PATH]
-                     [--meeting [--name NAME]] [--per-channel] [--timeline PATH.svg]
-                     [--jobs N] FILE...
-       parley detect [--format F] [--per-channel] [--jobs N] [--files-from LIST [--null]]
-                     [--output-dir DIR [--skip-existing]] [--shard K/N]
-                     [--input-format EXT] [FILE...]
-       parley detect [--format F] [--per-channel] [--jobs N] --meetings-from MANIFEST.csv
-                     [--output-dir DIR [--skip-existing]] [--shard K/N] [--timeline P]
+                     [--meeting [--name NAME]] [--per-channel|--per-track]
+                     [--timeline PATH.svg] [--jobs N] FILE...
+       parley detect [--format F] [--per-channel|--per-track] [--jobs N]
+                     [--files-from LIST [--null]] [--output-dir DIR [--skip-existing]]
+                     [--shard K/N] [--input-format EXT] [FILE...]
+       parley detect [--format F] [--per-channel|--per-track] [--jobs N]
+                     --meetings-from MANIFEST.csv [--output-dir DIR [--skip-existing]]
+                     [--shard K/N] [--timeline P]
 
 Find who talked when in recorded audio. Any file libsndfile reads (WAV, FLAC, Ogg
-Vorbis/Opus, MP3, AIFF, ...), at any rate and channel count; resampled (band-limited) for
-the voice activity detector. Files are read in blocks (memory stays flat whatever their
+Vorbis/Opus, MP3, AIFF, ...) and any other container and codec FFmpeg reads (M4A/MP4 with
+AAC as Zoom, Meet and Teams record, WebM with Opus as browsers record, Matroska, the audio
+of video files, ...), at any rate and channel count; resampled (band-limited) for the voice
+activity detector. A video's audio is its best audio stream (or each, with --per-track). Files are read in blocks (memory stays flat whatever their
 length) and processed in parallel; the output order follows the command line. The segments
 are exactly those the live talk detector gives on the same audio.
 
@@ -30,6 +33,10 @@ Modes:
                  (when a file's own name ends in @N, the name is taken literally)
   --name NAME    the meeting's name (the `file` column of csv/rttm); default "meeting"
   --per-channel  every channel is a participant, named <stem>.ch<N> (N from 1)
+  --per-track    every audio stream (track) of a file is a participant (its channels
+                 averaged), named after the track's title metadata, else its language,
+                 else <stem>.track<N> (N from 1; also for a name an earlier track has);
+                 standard input must then be a file (< FILE), not a pipe
 
 Options:
   --format F     output format (default summary):
@@ -44,7 +51,8 @@ Options:
                              labels-<participant>.txt; on stdout, all tracks one after another
                    frames    header file,time_s,prob: the detector's raw speech probability
                              for every 10 ms frame (time_s = frame start), before hysteresis;
-                             `file` is the stem (the participant name with --per-channel)
+                             `file` is the stem (the participant name with --per-channel
+                             or --per-track)
   --output PATH  write there instead of standard output
   --timeline P   also write an SVG picture: one lane per participant, talking as bars,
                  overlaps shaded and in their own lane, a time axis
@@ -125,8 +133,9 @@ JSON schema (parley.detect/1):
   A recording is the meeting (--meeting) or one file. Ratios are in [0, 1].
 
 Bad input: a file that cannot be read (missing, a directory, unsupported or corrupt format,
-no audio) gets a message on stderr and is left out; a truncated file or one with NaN samples
-is analysed as far as possible and reported. The other files are still processed.
+no audio, a video without an audio stream) gets a message on stderr and is left out; a
+truncated file or one with NaN samples is analysed as far as possible and reported. The
+other files are still processed.
 
 Exit status: 0 every file was processed completely, 1 some file failed or was only partly
 processed (the others are still reported), 2 usage error.
@@ -151,6 +160,7 @@ struct DetectInvocation: Sendable {
     var meeting = false
     var meetingName = "meeting"
     var perChannel = false
+    var perTrack = false
     var timeline: String?
     var jobs = 1
     /// The FILE arguments (`-` is standard input).
@@ -168,6 +178,11 @@ struct DetectInvocation: Sendable {
     /// `--input-format`: the headerless encoding of standard input.
     var inputFormat: RawAudioFormat?
 
+    /// How a file's channels and tracks become participants.
+    var channelMode: OfflineDetectionRequest.ChannelMode {
+        perChannel ? .perChannel : perTrack ? .perTrack : .mixDown
+    }
+
     /// Batch mode (`--files-from`, `--meetings-from`, `--output-dir` or `--shard`): a summary
     /// line ends stderr.
     var isBatch: Bool { filesFrom != nil || meetingsFrom != nil || outputDirectory != nil || shard != nil }
@@ -175,7 +190,7 @@ struct DetectInvocation: Sendable {
     init(_ args: [String], standardInputIsTerminal: Bool = isatty(STDIN_FILENO) == 1) throws(ArgumentScanner.UsageError) {
         let scan = try ArgumentScanner(args, valued: ["format", "output", "name", "timeline", "jobs", "files-from",
                                                       "meetings-from", "output-dir", "shard", "input-format"],
-                                       flagNames: ["meeting", "per-channel", "null", "skip-existing"])
+                                       flagNames: ["meeting", "per-channel", "per-track", "null", "skip-existing"])
         if let f = scan.value("format") {
             guard let parsed = DetectFormat(rawValue: f) else {
                 throw .init(description: "unknown format '\(f)' (one of: \(DetectFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
@@ -185,6 +200,8 @@ struct DetectInvocation: Sendable {
         output = scan.value("output")
         meeting = scan.flag("meeting")
         perChannel = scan.flag("per-channel")
+        perTrack = scan.flag("per-track")
+        if perChannel && perTrack { throw .init(description: "--per-channel and --per-track exclude each other") }
         if let n = scan.value("name") {
             guard meeting else { throw .init(description: "--name only applies with --meeting") }
             guard !n.isEmpty else { throw .init(description: "--name must not be empty") }
@@ -356,7 +373,7 @@ private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?
     let names = uniqueParticipantNames(inputs.map(\.path))
     return zip(inputs, names).map { input, name in
         OfflineDetectionRequest(path: input.path, participant: name,
-                                offset: input.offset, channelMode: inv.perChannel ? .perChannel : .mixDown,
+                                offset: input.offset, channelMode: inv.channelMode,
                                 fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
                                 rawFormat: input.isStandardInput ? inv.inputFormat : nil)
     }
@@ -389,7 +406,7 @@ private func analyseDetectRequests(_ requests: [OfflineDetectionRequest], jobs: 
                 })
             // A meeting of a manifest names its participants; files are named by their stems.
             let name = namesParticipants ? request.participant : fileStem(request.path)
-            frames?.finish(names: analysis.tracks.map { request.channelMode == .perChannel ? $0.name : name },
+            frames?.finish(names: analysis.tracks.map { request.channelMode == .mixDown ? name : $0.name },
                            offset: request.offset)
             progress.finish(i, weight: weights[i], audioSeconds: analysis.duration)
             return .analysed(analysis)

@@ -13,7 +13,7 @@ private func speech16k() -> URL { detectSampleMedia.appendingPathComponent("spee
     let r = try runDetectCLI(["detect", "--help"])
     #expect(r.status == 0)
     for word in ["--format", "summary", "json", "csv", "rttm", "audacity", "frames", "--output", "--meeting",
-                 "--name", "--per-channel", "--timeline", "--jobs", "file,participant,start_s,end_s",
+                 "--name", "--per-channel", "--per-track", "--timeline", "--jobs", "file,participant,start_s,end_s",
                  "file,time_s,prob", "parley.detect/1", "Exit status", "interrupts", "@"] {
         #expect(r.stdout.contains(word), "help lacks \(word)")
     }

@@ -38,7 +38,7 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
         #expect(viaSndfile == viaWAV)
     }
 
-    @Test(arguments: ["flac", "ogg", "opus", "mp3", "aiff"])
+    @Test(arguments: ["flac", "ogg", "opus", "mp3", "aiff", "m4a", "mp4", "webm", "mkv", "mka"])
     func decodesCompressedAndOtherContainers(ext: String) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -71,6 +71,73 @@ private func readAll(_ r: AudioFileReader) throws -> [Float] {
         #expect(what.contains("libsndfile"))
         guard case .io(_, "open", _, _)? = mediaError({ _ = try AudioFileReader(path: dir + "/missing.wav") }) else {
             Issue.record("missing"); return
+        }
+    }
+
+    @Test func ffmpegReadsTheTracksOfAContainerAndTheAudioOfAVideo() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let tracks = "\(dir)/tracks.mkv"
+        try run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=1:sample_rate=48000",
+                           "-f", "lavfi", "-i", "sine=frequency=880:duration=1:sample_rate=16000",
+                           "-f", "lavfi", "-i", "anullsrc=r=44100:cl=stereo", "-t", "1",
+                           "-map", "0:a", "-map", "1:a", "-map", "2:a", "-c:a", "flac",
+                           "-metadata:s:a:0", "title=alice", "-metadata:s:a:1", "language=fra", "-y", tracks])
+        let infos = try AudioFileReader.audioTracks(path: tracks)
+        #expect(infos.map(\.index) == [0, 1, 2])
+        #expect(infos.map(\.title) == ["alice", nil, nil])
+        #expect(infos.map(\.language) == [nil, "fra", nil])
+        #expect(infos.map(\.sampleRate) == [48_000, 16_000, 44_100])
+        #expect(infos.map(\.channels) == [1, 1, 2])
+        let second = try AudioFileReader(path: tracks, audioTrack: 1)
+        #expect(second.sampleRate == 16_000 && second.formatName == "matroska,webm / flac")
+        #expect(abs(try readAll(second).count - 16_000) < 200)
+        #expect(mediaError { _ = try AudioFileReader(path: tracks, audioTrack: 3) }
+                == .invalidArgument(path: tracks, reason: "no audio track 4 (the file has 3)"))
+
+        // A video file's audio; a video without audio is a typed error.
+        let video = "\(dir)/call.mp4", silentVideo = "\(dir)/video.mp4"
+        try run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-f", "lavfi",
+                           "-i", "sine=frequency=440:sample_rate=48000", "-t", "1", "-map", "0:v", "-map", "1:a",
+                           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-y", video])
+        try run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-t", "1",
+                           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-y", silentVideo])
+        let r = try AudioFileReader(path: video)
+        #expect(r.formatName.hasSuffix("/ aac") && r.sampleRate == 48_000)
+        #expect(abs(try readAll(r).count - 48_000) < 2048)
+        guard case .unsupported(silentVideo, let what)? = mediaError({ _ = try AudioFileReader(path: silentVideo) }) else {
+            Issue.record("video without audio"); return
+        }
+        #expect(what.contains("no audio stream"))
+    }
+
+    @Test func ffmpegReportsTruncationAndCorruptionAfterTheAudioBeforeIt() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let whole = "\(dir)/whole.mkv", cut = "\(dir)/cut.mkv"
+        try run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=4:sample_rate=48000",
+                           "-c:a", "libopus", "-y", whole])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
+        let r = try AudioFileReader(path: cut)
+        var buf = [Float](repeating: 0, count: 4096)
+        var frames = 0
+        let e = mediaError {
+            while true { let n = try r.read(into: &buf); if n == 0 { break }; frames += n }
+        }
+        #expect(frames > 48_000 && frames < 3 * 48_000)
+        switch e {
+        case let .truncated(path, offset, expected, got)?:
+            #expect(path == cut && offset > 0 && abs(expected - 4 * 48_000) < 2048 && got == frames)
+        case let .corrupt(path, _, offset)?:
+            #expect(path == cut && offset > 0)
+        default:
+            Issue.record("cut file: \(String(describing: e))")
+        }
+        let garbage = "\(dir)/garbage.m4a"
+        try Data(String(repeating: "not a recording at all ", count: 400).utf8).write(to: URL(fileURLWithPath: garbage))
+        guard case .unsupported(garbage, _)? = mediaError({ _ = try AudioFileReader(path: garbage) }) else {
+            Issue.record("garbage"); return
         }
     }
 
