@@ -108,7 +108,7 @@ let package = Package(
         // ICE (RFC 8445) for WebRTC transports: libnice's agent on a thread of its own.
         .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
         // DTLS 1.2 (OpenSSL) for DTLS-SRTP and data channels: datagrams in and out, no socket.
-        .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
+        .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySDP", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice"],
@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyDTLSTests", dependencies: ["ParleyDTLS", "ParleyCore", "ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyDTLSTests", dependencies: ["ParleyDTLS", "ParleyCore", "ParleySDP", "ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyRTP", "ParleySimulation"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],

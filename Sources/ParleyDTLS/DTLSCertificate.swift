@@ -2,6 +2,9 @@
 // section 6.5), made fresh per call; only its fingerprint travels, in the SDP.
 
 import CDTLS
+#if canImport(ParleySDP)
+import ParleySDP  // absent when compiled standalone with the SDP sources (Fuzz/targets/dtls-receive)
+#endif
 
 /// An ECDSA P-256 key and a self-signed X.509 certificate for it, made fresh (typically one
 /// per call), and the OpenSSL context every ``DTLSConnection`` made with it shares. Its
@@ -14,7 +17,7 @@ import CDTLS
 /// Threading: immutable after creation; connections may be made from it on any thread.
 public final class DTLSCertificate: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The certificate's SHA-256 fingerprint, for the local SDP.
-    public let fingerprint: DTLSFingerprint
+    public let fingerprint: SDPFingerprint
     /// Days the certificate stays valid after it was made.
     public let validityDays: Int
     /// The OpenSSL context (`SSL_CTX`) holding the key and certificate: DTLS 1.2 only, no MTU
@@ -46,7 +49,9 @@ public final class DTLSCertificate: @unchecked Sendable, CustomStringConvertible
         guard X509_digest(x509, EVP_sha256(), &digest, &digestLength) == 1 else {
             throw .certificateFailed(openSSLErrors())
         }
-        fingerprint = try DTLSFingerprint(sha256: Array(digest.prefix(Int(digestLength))))
+        do { fingerprint = try SDPFingerprint.sha256(Array(digest.prefix(Int(digestLength)))) } catch {
+            throw .certificateFailed("the certificate's digest: \(error)")
+        }
         guard let ctx = SSL_CTX_new(DTLS_method()) else { throw .certificateFailed(openSSLErrors()) }
         // The context takes its own references to the key and the certificate.
         guard parley_dtls_ctx_use_dtls12(ctx) == 1, SSL_CTX_use_certificate(ctx, x509) == 1,

@@ -4,6 +4,9 @@
 // SRTP keys exported after the handshake. Application data (for SCTP, RFC 8261) after it.
 
 import CDTLS
+#if canImport(ParleySDP)
+import ParleySDP  // absent when compiled standalone with the SDP sources (Fuzz/targets/dtls-receive)
+#endif
 #if canImport(ParleyCore)
 import ParleyCore
 #endif
@@ -20,31 +23,26 @@ public enum DTLSRole: Sendable, Hashable, CustomStringConvertible {
     case server
 
     /// The role of the side whose SDP says `a=setup:<setup>`: `active` is the client,
-    /// `passive` the server (either case).
-    /// - Throws: ``DTLSError/invalidSetup(_:)`` for anything else (`actpass` leaves the role
-    ///   to the answer: see ``answering(offeredSetup:)``).
-    public init(setup: String) throws(DTLSError) {
-        switch setup.lowercased() {
-        case "active": self = .client
-        case "passive": self = .server
-        default: throw .invalidSetup(setup)
+    /// `passive` the server.
+    /// - Throws: ``DTLSError/invalidSetup(_:)`` for `actpass`, which leaves the role to the
+    ///   answer (see ``answering(offeredSetup:)``).
+    public init(setup: JSEPSetup) throws(DTLSError) {
+        switch setup {
+        case .active: self = .client
+        case .passive: self = .server
+        case .actpass: throw .invalidSetup(setup.rawValue)
         }
     }
 
     /// The role an answerer takes against an offer's `a=setup:` value: the client against
     /// `actpass` (RFC 5763 section 5: the answerer should be active) or `passive`, the server
-    /// against `active`.
-    /// - Throws: ``DTLSError/invalidSetup(_:)`` for `holdconn` or anything else.
-    public static func answering(offeredSetup: String) throws(DTLSError) -> DTLSRole {
-        switch offeredSetup.lowercased() {
-        case "actpass", "passive": .client
-        case "active": .server
-        default: throw .invalidSetup(offeredSetup)
-        }
+    /// against `active` (as `JSEPDescription.answer(to:local:dataChannel:wants:)` writes it).
+    public static func answering(offeredSetup: JSEPSetup) -> DTLSRole {
+        offeredSetup == .active ? .server : .client
     }
 
     /// The `a=setup:` value that announces this role: `active` or `passive`.
-    public var setup: String { self == .client ? "active" : "passive" }
+    public var setup: JSEPSetup { self == .client ? .active : .passive }
 
     public var description: String { self == .client ? "client" : "server" }
 }
@@ -143,9 +141,9 @@ public final class DTLSConnection {
     /// The configuration the connection was made with.
     public let configuration: Configuration
     /// The fingerprint the peer's certificate must have (from its SDP).
-    public let peerFingerprint: DTLSFingerprint
+    public let peerFingerprint: SDPFingerprint
     /// This side's certificate's fingerprint (for the local SDP).
-    public let localFingerprint: DTLSFingerprint
+    public let localFingerprint: SDPFingerprint
     /// Where the connection is.
     public private(set) var state: State = .idle
     /// The SRTP keys, once connected with an SRTP profile agreed; nil before, without a
@@ -171,11 +169,13 @@ public final class DTLSConnection {
     /// A connection in `role` presenting `certificate`, accepting only a peer certificate whose
     /// fingerprint is `peerFingerprint`; each datagram to send goes to `send` (its bytes are
     /// valid only during the call).
-    /// - Throws: ``DTLSError/invalidConfiguration(_:)`` for values out of range,
+    /// - Throws: ``DTLSError/unsupportedFingerprintAlgorithm(_:)`` for a peer fingerprint that is
+    ///   not SHA-256, ``DTLSError/invalidConfiguration(_:)`` for values out of range,
     ///   ``DTLSError/setupFailed(_:)`` when OpenSSL refuses.
-    public init(role: DTLSRole, certificate: DTLSCertificate, peerFingerprint: DTLSFingerprint,
+    public init(role: DTLSRole, certificate: DTLSCertificate, peerFingerprint: SDPFingerprint,
                 configuration: Configuration = Configuration(),
                 send: @escaping (UnsafeRawBufferPointer) -> Void) throws(DTLSError) {
+        guard peerFingerprint.algorithm == "sha-256" else { throw .unsupportedFingerprintAlgorithm(peerFingerprint.algorithm) }
         try configuration.validate()
         let link = DTLSLink(send: send, expected: peerFingerprint,
                             initialTimeoutMicroseconds: configuration.initialTimeoutMicroseconds)
@@ -420,11 +420,11 @@ public final class DTLSConnection {
     }
 
     /// The SHA-256 fingerprint of an X.509 certificate.
-    fileprivate static func fingerprint(of certificate: OpaquePointer) -> DTLSFingerprint? {
+    fileprivate static func fingerprint(of certificate: OpaquePointer) -> SDPFingerprint? {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         guard X509_digest(certificate, EVP_sha256(), &digest, &length) == 1 else { return nil }
-        return try? DTLSFingerprint(sha256: Array(digest.prefix(Int(length))))
+        return try? SDPFingerprint.sha256(Array(digest.prefix(Int(length))))
     }
 }
 
@@ -434,16 +434,16 @@ public final class DTLSConnection {
 /// being received, the closure that sends, the fingerprint to accept, the timer's start.
 final class DTLSLink {
     let send: (UnsafeRawBufferPointer) -> Void
-    let expected: DTLSFingerprint
+    let expected: SDPFingerprint
     let initialTimeoutMicroseconds: UInt32
     /// The datagram ``DTLSConnection/receive(_:)-(UnsafeRawBufferPointer)`` is handing over,
     /// until OpenSSL reads it.
     var input: UnsafeRawBufferPointer?
     /// The fingerprint of the certificate the peer presented.
-    var presented: DTLSFingerprint?
+    var presented: SDPFingerprint?
     var retransmissions = 0
 
-    init(send: @escaping (UnsafeRawBufferPointer) -> Void, expected: DTLSFingerprint, initialTimeoutMicroseconds: UInt32) {
+    init(send: @escaping (UnsafeRawBufferPointer) -> Void, expected: SDPFingerprint, initialTimeoutMicroseconds: UInt32) {
         self.send = send
         self.expected = expected
         self.initialTimeoutMicroseconds = initialTimeoutMicroseconds

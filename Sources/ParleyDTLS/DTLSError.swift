@@ -1,15 +1,16 @@
 // What can go wrong making a certificate, reading a fingerprint, or in a DTLS connection.
 
 import CDTLS
+#if canImport(ParleySDP)
+import ParleySDP  // absent when compiled standalone with the SDP sources (Fuzz/targets/dtls-receive)
+#endif
 
 /// What went wrong in ParleyDTLS. OpenSSL's own words (its error queue) ride along where they
 /// help; no case ever carries key material.
 public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// OpenSSL could not make the key, the certificate, or the context that holds them.
     case certificateFailed(String)
-    /// An `a=fingerprint:` value that is not a hash name and colon-separated hex bytes.
-    case malformedFingerprint(String)
-    /// A fingerprint hash other than `sha-256`, the one used here (RFC 8122 names them).
+    /// The peer's fingerprint is of a hash other than `sha-256`, the one used here.
     case unsupportedFingerprintAlgorithm(String)
     /// An `a=setup:` value that names no role here (`active` or `passive`; for an answer to an
     /// offer, also `actpass`).
@@ -20,7 +21,7 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     case setupFailed(String)
     /// The peer's certificate does not have the fingerprint its SDP announced: the connection
     /// failed and has no keys.
-    case fingerprintMismatch(expected: DTLSFingerprint, actual: DTLSFingerprint)
+    case fingerprintMismatch(expected: SDPFingerprint, actual: SDPFingerprint)
     /// The handshake failed: OpenSSL's reason (a fatal alert from the peer, a protocol error).
     case handshakeFailed(String)
     /// The peer never answered the last flight, however often it was sent again.
@@ -41,7 +42,6 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .certificateFailed(let m): "could not make the DTLS certificate: \(m)"
-        case .malformedFingerprint(let t): "malformed fingerprint '\(t)' (expected 'sha-256' and 32 hex bytes separated by colons)"
         case .unsupportedFingerprintAlgorithm(let a): "unsupported fingerprint hash '\(a)' (only sha-256)"
         case .invalidSetup(let s): "a=setup:\(s) names no DTLS role here"
         case .invalidConfiguration(let m): "invalid DTLS configuration: \(m)"

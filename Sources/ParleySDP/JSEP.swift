@@ -8,27 +8,6 @@
 import ParleyRTP  // absent when compiled standalone with the RTP sources (Fuzz/targets/sdp)
 #endif
 
-/// Why a WebRTC session description was refused.
-public enum JSEPError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The text is not valid SDP.
-    case malformed(SDPError)
-    /// A media section lacks what WebRTC requires (`a=mid`, ICE credentials, a fingerprint,
-    /// `a=setup`), or has it in a form that cannot be read; `field` names it.
-    case missing(mid: String?, field: String)
-    /// A value that cannot be used: `field` and why.
-    case invalid(mid: String?, field: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .malformed(let e): "\(e)"
-        case .missing(let mid, let field): "\(Self.place(mid))has no \(field)"
-        case .invalid(let mid, let field, let reason): "\(Self.place(mid))\(field): \(reason)"
-        }
-    }
-
-    private static func place(_ mid: String?) -> String { mid.map { "m= section mid \($0) " } ?? "the description " }
-}
-
 /// Which side sends a media section's media (RFC 3264 directions).
 public enum JSEPDirection: String, Sendable, Hashable, CaseIterable {
     case sendrecv, sendonly, recvonly, inactive
@@ -51,45 +30,6 @@ public enum JSEPDirection: String, Sendable, Hashable, CaseIterable {
 /// client) or `passive` (DTLS server) in an answer.
 public enum JSEPSetup: String, Sendable, Hashable {
     case actpass, active, passive
-}
-
-/// A certificate fingerprint (`a=fingerprint:<hash> <hex:hex:...>`, RFC 8122).
-public struct SDPFingerprint: Sendable, Hashable, CustomStringConvertible {
-    /// The hash function's name, lower case (`sha-256`).
-    public var algorithm: String
-    /// The digest's bytes.
-    public var bytes: [UInt8]
-
-    public init(algorithm: String, bytes: [UInt8]) {
-        self.algorithm = algorithm.lowercased()
-        self.bytes = bytes
-    }
-
-    /// Parses `<hash> AB:CD:...`.
-    /// - Throws: ``JSEPError/invalid(mid:field:reason:)`` for anything else.
-    public init(parsing value: String, mid: String? = nil) throws(JSEPError) {
-        let parts = value.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 2 else { throw .invalid(mid: mid, field: "a=fingerprint", reason: "expected '<hash> <hex>:<hex>...'") }
-        var bytes: [UInt8] = []
-        for pair in parts[1].split(separator: ":", omittingEmptySubsequences: false) {
-            guard pair.utf8.count == 2, let b = UInt8(pair, radix: 16) else {
-                throw .invalid(mid: mid, field: "a=fingerprint", reason: "'\(parts[1].prefix(8))...' is not colon-separated hex bytes")
-            }
-            bytes.append(b)
-        }
-        guard (16...64).contains(bytes.count) else {
-            throw .invalid(mid: mid, field: "a=fingerprint", reason: "\(bytes.count) bytes is no hash's length")
-        }
-        self.init(algorithm: String(parts[0]), bytes: bytes)
-    }
-
-    /// `sha-256 AB:CD:...` as SDP writes it (upper-case hex).
-    public var description: String {
-        algorithm + " " + bytes.map { b in
-            let digits = Array("0123456789ABCDEF")
-            return String([digits[Int(b >> 4)], digits[Int(b & 15)]])
-        }.joined(separator: ":")
-    }
 }
 
 /// A payload format of a media section: `a=rtpmap`, `a=fmtp` and its `a=rtcp-fb` lines.

@@ -2,6 +2,7 @@ import Foundation
 import ParleyCore
 import ParleyDTLS
 import ParleyRTP
+import ParleySDP
 import ParleySRTP
 import Testing
 
@@ -23,7 +24,7 @@ struct Pair {
 
     init(client clientConfiguration: DTLSConnection.Configuration = .init(),
          server serverConfiguration: DTLSConnection.Configuration = .init(),
-         clientExpects: DTLSFingerprint? = nil, serverExpects: DTLSFingerprint? = nil) throws {
+         clientExpects: SDPFingerprint? = nil, serverExpects: SDPFingerprint? = nil) throws {
         clientCertificate = try DTLSCertificate()
         serverCertificate = try DTLSCertificate()
         let (toServer, toClient) = (self.toServer, self.toClient)
@@ -289,9 +290,9 @@ func srtpRoundTrip(_ key: SRTPKey, _ peer: SRTPKey, seq: UInt16) throws -> Bool 
         let value = cert.fingerprint.sdpValue
         #expect(value.wholeMatch(of: /sha-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}/) != nil, "\(value)")
         #expect(cert.fingerprint.sdpAttribute == "a=fingerprint:" + value)
-        #expect(try DTLSFingerprint(sdp: value) == cert.fingerprint)
-        #expect(try DTLSFingerprint(sdp: "  " + cert.fingerprint.sdpAttribute + "\r\n") == cert.fingerprint)
-        #expect(try DTLSFingerprint(sdp: "SHA-256 " + cert.fingerprint.hex.lowercased()) == cert.fingerprint)
+        #expect(try SDPFingerprint(parsing: value) == cert.fingerprint)
+        #expect(try SDPFingerprint(parsing: "  " + cert.fingerprint.sdpAttribute + "\r\n") == cert.fingerprint)
+        #expect(try SDPFingerprint(parsing: "SHA-256 " + cert.fingerprint.hex.lowercased()) == cert.fingerprint)
         #expect(try DTLSCertificate().fingerprint != cert.fingerprint)
         #expect(cert.validityDays == 30)
     }
@@ -305,11 +306,14 @@ func srtpRoundTrip(_ key: SRTPKey, _ peer: SRTPKey, seq: UInt16) throws -> Bool 
         malformed += ["sha-256 GG" + tail, "sha-256 +F" + tail, "sha-256 A" + tail]
         malformed += ["sha-256 " + good.replacingOccurrences(of: ":", with: ""),
                       "sha-256 " + good.replacingOccurrences(of: ":", with: "-")]
-        for text in malformed {
-            #expect(dtlsError { _ = try DTLSFingerprint(sdp: text) } == .malformedFingerprint(text), "\(text)")
+        for text in malformed + ["sha-1 " + good] {
+            #expect(throws: JSEPError.self, "\(text)") { try SDPFingerprint(parsing: text) }
         }
-        #expect(dtlsError { _ = try DTLSFingerprint(sdp: "sha-1 " + good) } == .unsupportedFingerprintAlgorithm("sha-1"))
-        #expect(dtlsError { _ = try DTLSFingerprint(sha256: [1, 2, 3]) } != nil)
+        #expect(throws: JSEPError.self) { try SDPFingerprint.sha256([1, 2, 3]) }
+        // A well-formed fingerprint of another hash: the connection refuses it.
+        let sha1 = try SDPFingerprint(parsing: "sha-1 " + Array(repeating: "AB", count: 20).joined(separator: ":"))
+        #expect(dtlsError { _ = try DTLSConnection(role: .client, certificate: try DTLSCertificate(), peerFingerprint: sha1) { _ in } }
+                == .unsupportedFingerprintAlgorithm("sha-1"))
     }
 
     @Test func descriptionsHideTheSecrets() throws {
@@ -341,14 +345,13 @@ func srtpRoundTrip(_ key: SRTPKey, _ peer: SRTPKey, seq: UInt16) throws -> Bool 
     }
 
     @Test func rolesFromSetup() throws {
-        #expect(try DTLSRole(setup: "active") == .client)
-        #expect(try DTLSRole(setup: "PASSIVE") == .server)
-        #expect(dtlsError { _ = try DTLSRole(setup: "actpass") } == .invalidSetup("actpass"))
-        #expect(try DTLSRole.answering(offeredSetup: "actpass") == .client)
-        #expect(try DTLSRole.answering(offeredSetup: "active") == .server)
-        #expect(try DTLSRole.answering(offeredSetup: "passive") == .client)
-        #expect(dtlsError { _ = try DTLSRole.answering(offeredSetup: "holdconn") } == .invalidSetup("holdconn"))
-        #expect(DTLSRole.client.setup == "active" && DTLSRole.server.setup == "passive")
+        #expect(try DTLSRole(setup: .active) == .client)
+        #expect(try DTLSRole(setup: .passive) == .server)
+        #expect(dtlsError { _ = try DTLSRole(setup: .actpass) } == .invalidSetup("actpass"))
+        #expect(DTLSRole.answering(offeredSetup: .actpass) == .client)
+        #expect(DTLSRole.answering(offeredSetup: .active) == .server)
+        #expect(DTLSRole.answering(offeredSetup: .passive) == .client)
+        #expect(DTLSRole.client.setup == .active && DTLSRole.server.setup == .passive)
     }
 }
 

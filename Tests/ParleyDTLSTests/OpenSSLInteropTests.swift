@@ -1,5 +1,6 @@
 import Foundation
 import ParleyDTLS
+import ParleySDP
 import ParleySRTP
 import Testing
 #if canImport(Glibc)
@@ -72,7 +73,7 @@ private final class LoopbackUDP {
 /// material; its own P-256 certificate; stdout into a file, stdin kept open.
 private final class OpenSSLPeer {
     let directory: URL
-    let fingerprint: DTLSFingerprint
+    let fingerprint: SDPFingerprint
     let process = Process()
     let input = Pipe()
 
@@ -85,7 +86,7 @@ private final class OpenSSLPeer {
         // "sha256 Fingerprint=AB:CD:..." -> SDP's form.
         let line = try Self.run(["x509", "-in", cert, "-noout", "-fingerprint", "-sha256"])
         let hex = try #require(line.split(separator: "=").last).trimmingCharacters(in: .whitespacesAndNewlines)
-        fingerprint = try DTLSFingerprint(sdp: "sha-256 " + hex)
+        fingerprint = try SDPFingerprint(parsing: "sha-256 " + hex)
 
         process.executableURL = URL(fileURLWithPath: opensslPath)
         let common = ["-dtls1_2", "-cert", cert, "-key", key, "-use_srtp", profile,

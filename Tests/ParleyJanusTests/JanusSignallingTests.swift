@@ -92,7 +92,7 @@ struct JanusSignallingTests {
         #expect(offer.media.map(\.direction) == [.inactive, .sendonly])
         #expect(offer.media.allSatisfy { offer.iceCredentials(of: $0)?.usernameFragment == "qOOw" && $0.candidates.count == 1 && $0.endOfCandidates })
         #expect(offer.media[1].ssrcs == [4_056_523_254])
-        let local = JSEPLocal(ice: .random(), fingerprint: SDPFingerprint(algorithm: "sha-256", bytes: [UInt8](repeating: 0xAB, count: 32)),
+        let local = JSEPLocal(ice: .random(), fingerprint: try SDPFingerprint.sha256([UInt8](repeating: 0xAB, count: 32)),
                               cname: "parley", audioSSRC: 1, videoSSRC: 2)
         let answer = try JSEPDescription.answer(to: offer, local: local) { _ in .receiveOnly }
         #expect(answer.media.map(\.mid) == ["0", "1"])

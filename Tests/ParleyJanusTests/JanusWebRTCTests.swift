@@ -79,7 +79,7 @@ private final class Recorder: Sendable {
 private struct WebRTCPeer {
     let agent: ICEAgent
     let recorder: Recorder
-    let fingerprint = SDPFingerprint(algorithm: "sha-256", bytes: (0..<32).map { _ in UInt8.random(in: 0...255) })
+    let fingerprint = try! SDPFingerprint.sha256((0..<32).map { _ in UInt8.random(in: 0...255) })
 
     init(_ role: ICERole) throws {
         let address = try #require(NetworkNamespace.address)

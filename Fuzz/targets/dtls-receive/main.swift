@@ -6,7 +6,7 @@
 // certificate, so never); the timer and close work in whatever state the input left.
 
 private let certificate = try! DTLSCertificate()
-private let stranger = try! DTLSFingerprint(sha256: [UInt8](repeating: 0xA5, count: 32))
+private let stranger = try! SDPFingerprint.sha256([UInt8](repeating: 0xA5, count: 32))
 private let mtu = 1200
 
 @_cdecl("LLVMFuzzerTestOneInput")

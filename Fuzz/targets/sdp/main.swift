@@ -23,7 +23,7 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
             preconditionFailure("a written JSEP description does not read back")
         }
         precondition(again.media.count == jsep.media.count, "a written JSEP description reads back with other sections")
-        let local = JSEPLocal(ice: .random(), fingerprint: SDPFingerprint(algorithm: "sha-256", bytes: Array(repeating: 7, count: 32)),
+        let local = JSEPLocal(ice: .random(), fingerprint: try! SDPFingerprint.sha256(Array(repeating: 7, count: 32)),
                               cname: "fuzz", audioSSRC: 1, videoSSRC: 2)
         if let answer = try? JSEPDescription.answer(to: jsep, local: local, dataChannel: true, wants: { _ in .both }) {
             precondition((try? JSEPDescription(parsing: answer.text, kind: .answer)) != nil, "an answer does not read back")
