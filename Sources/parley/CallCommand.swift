@@ -199,24 +199,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     } else {
         network = session.addTransport(udp)
     }
-    if let p = peer?.audio, let peerSSRC = p.ssrc {
-        var video: RemoteVideo?
-        if let v = peer?.video, let videoSSRC = v.ssrc {
-            // Feedback about the peer's video goes out under this side's audio SSRC, on the socket.
-            var feedback = VideoReceiveFeedbackConfiguration()
-            feedback.localSSRC = ssrc
-            feedback.sendsNACK = v.nack
-            feedback.sendsPictureLoss = v.pictureLoss
-            // The size only sizes the receiver's pictures up front: the decoder takes the first keyframe's.
-            let size = v.pictureSize ?? (640, 480)
-            video = RemoteVideo(ssrc: videoSSRC, width: size.width, height: size.height, payloadType: v.payloadType, feedback: feedback)
-        }
-        // Shown by its cname; told apart from this side by its SSRC when both have one name.
-        let shown = p.cname ?? "peer"
-        let id = shown == o.name ? "\(shown)-\(String(peerSSRC, radix: 16))" : shown
-        try session.addRemote(RemoteParticipant(id: id, displayName: shown, audioSSRC: peerSSRC, video: video))
-        if video != nil { try session.addRole(.videoFeedback(of: id), to: network) }
-    }
+    try peer?.declare(in: session, localName: o.name, localSSRC: ssrc, network: network)
     if let camera = camera.take() {
         var video = LocalVideoConfiguration()
         video.ssrc = videoSSRC
@@ -344,6 +327,30 @@ private struct PeerOffer {
         }
         do { try file.offer.checkBundled() } catch { throw CallError("\(path): \(error)") }
         (self.audio, self.video, self.key) = (audio, file.offer.video, key)
+    }
+}
+
+extension PeerOffer {
+    /// Declares the peer in `session` when its offer gives its SSRC: shown by its cname, told
+    /// apart from this side by its SSRC when both have one name; its video, with the feedback
+    /// its offer takes, sent under this side's audio SSRC on `network`.
+    func declare(in session: CallSession, localName: String, localSSRC: UInt32, network: CallTransportID) throws {
+        guard let p = audio, let peerSSRC = p.ssrc else { return }
+        var remoteVideo: RemoteVideo?
+        if let v = video, let videoSSRC = v.ssrc {
+            var feedback = VideoReceiveFeedbackConfiguration()
+            feedback.localSSRC = localSSRC
+            feedback.sendsNACK = v.nack
+            feedback.sendsPictureLoss = v.pictureLoss
+            // The size only sizes the receiver's pictures up front: the decoder takes the first keyframe's.
+            let size = v.pictureSize ?? (640, 480)
+            remoteVideo = RemoteVideo(ssrc: videoSSRC, width: size.width, height: size.height, payloadType: v.payloadType,
+                                      feedback: feedback)
+        }
+        let shown = p.cname ?? "peer"
+        let id = shown == localName ? "\(shown)-\(String(peerSSRC, radix: 16))" : shown
+        try session.addRemote(RemoteParticipant(id: id, displayName: shown, audioSSRC: peerSSRC, video: remoteVideo))
+        if remoteVideo != nil { try session.addRole(.videoFeedback(of: id), to: network) }
     }
 }
 

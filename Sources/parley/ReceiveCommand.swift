@@ -42,8 +42,8 @@ let receiveCommand = Command(
                                 or VP8/90000, and its RFC 4568 a=crypto: line when it is
                                 RTP/SAVP), as 'parley send --sdp' or ffmpeg's -sdp_file write it
           --srtp-key BASE64     receive SRTP under this key (without --sdp)
-          --srtp-suite SUITE    its suite: AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32
-                                or AEAD_AES_128_GCM
+          --srtp-suite SUITE    its suite: AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32,
+                                AEAD_AES_128_GCM or AEAD_AES_256_GCM
         With SRTP, packets that fail authentication, are replayed or malformed are dropped before
         any parser sees them and counted (srtp_auth_failed, srtp_replayed, srtp_malformed).
 

@@ -41,8 +41,8 @@ let sendCommand = Command(
                                 SDP's a=crypto: line (RFC 4568), so give --sdp or --srtp-key
           --srtp-key BASE64     the SRTP master key and salt (30 bytes in base64, 28 for GCM);
                                 default: generated from the system's random source
-          --srtp-suite SUITE    AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32 or
-                                AEAD_AES_128_GCM
+          --srtp-suite SUITE    AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32,
+                                AEAD_AES_128_GCM or AEAD_AES_256_GCM
         The key is never printed.
 
         Prints what was sent. Exit status: 0 sent, 1 bad file or network error, 2 usage error.
