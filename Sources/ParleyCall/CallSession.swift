@@ -20,7 +20,7 @@ import ParleyVoice
 ///   Everything else of it is released then (its receiver, the roles of its transports), so a
 ///   call where people come and go stays the same size; its final counters are kept
 ///   (``CallSessionConfiguration/departedRemotesKept``).
-/// - **The local participant** (``addLocal(id:source:configuration:sendingOn:)``) is captured
+/// - **The local participant** (``addLocal(id:displayName:source:configuration:sendingOn:)``) is captured
 ///   from any `AudioCaptureSource` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture.
 /// - **The local participant's video** (``addLocalVideo(source:configuration:sendingOn:)``):

@@ -52,10 +52,10 @@ public enum DTLSRole: Sendable, Hashable, CustomStringConvertible {
 public struct DTLSSRTPKeys: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The SRTP protection profile the server chose from the client's offer.
     public let suite: SRTPSuite
-    /// The key for what this side sends (its outbound ``SRTPContext``): the client's write key
+    /// The key for what this side sends (its outbound `SRTPContext`): the client's write key
     /// and salt on the client, the server's on the server.
     public let local: SRTPKey
-    /// The key for what the peer sends (this side's inbound ``SRTPContext``).
+    /// The key for what the peer sends (this side's inbound `SRTPContext`).
     public let remote: SRTPKey
 
     public var description: String { "DTLSSRTPKeys(\(suite), redacted)" }
@@ -75,7 +75,7 @@ public struct DTLSSRTPKeys: Sendable, Equatable, CustomStringConvertible, Custom
 /// fingerprint is the one the peer's SDP announced; otherwise the handshake fails with
 /// ``DTLSError/fingerprintMismatch(expected:actual:)`` and no keys are exported. Once
 /// ``state`` is ``State/connected``, ``srtpKeys`` holds the two SRTP keys (when the peers
-/// agreed on an SRTP profile), and application data goes both ways: ``send(applicationData:)``
+/// agreed on an SRTP profile), and application data goes both ways: `send(applicationData:)`
 /// and ``applicationDataHandler``.
 ///
 /// Threading: one owner; not sendable. The `send` closure and ``applicationDataHandler`` run
@@ -149,7 +149,7 @@ public final class DTLSConnection {
     /// The SRTP keys, once connected with an SRTP profile agreed; nil before, without a
     /// profile, and always after a failed handshake.
     public private(set) var srtpKeys: DTLSSRTPKeys?
-    /// The most application data one ``send(applicationData:)`` takes (one DTLS record at the
+    /// The most application data one `send(applicationData:)` takes (one DTLS record at the
     /// configured MTU, after the negotiated cipher's overhead); 0 until connected.
     public private(set) var maxApplicationDataSize = 0
     /// Called with each application-data record received, during ``receive(_:)-(UnsafeRawBufferPointer)``

@@ -185,6 +185,7 @@ extension VideoRoomHandle {
     /// whose data says `configured` and whose `jsep` holds Janus's answer, or as an error
     /// (``VideoRoomEvent/error(code:text:)``).
     /// - Parameters:
+    ///   - offer: Parley's WebRTC offer of what it publishes.
     ///   - display: a new display name, when it changes.
     ///   - bitrate: the most bits per second Janus lets browsers' REMB ask of this publisher.
     public func configure(offer: JanusJSEP, display: String? = nil, bitrate: Int? = nil) async throws {
@@ -203,8 +204,12 @@ extension VideoRoomHandle {
     /// subscriber, multistream). The answer comes as an event:
     /// ``VideoRoomSubscriberEvent/attached(room:streams:)`` with Janus's offer in its `jsep`
     /// (answer it with ``start(answer:)``), or ``VideoRoomSubscriberEvent/error(code:text:)``.
-    /// - Parameter privateID: the `private_id` of this participant's publisher handle, which
-    ///   ties the subscription to it (for rooms that require it).
+    /// - Parameters:
+    ///   - room: the room's id.
+    ///   - streams: the publishers' streams to receive (a feed, and one of its mids or all).
+    ///   - pin: the room's pin, if it has one.
+    ///   - privateID: the `private_id` of this participant's publisher handle, which ties the
+    ///     subscription to it (for rooms that require it).
     public func joinAsSubscriber(room: UInt64, streams: [VideoRoomFeedStream], pin: String? = nil,
                                  privateID: UInt64? = nil) async throws {
         var body: [String: JSONValue] = ["request": "join", "ptype": "subscriber", "room": .int(Int64(bitPattern: room)),

@@ -181,7 +181,7 @@ struct OpenSSLInteropTests {
         // Application data both ways: OpenSSL prints what it gets and sends its stdin.
         try connection.send(applicationData: Array("parley to openssl\n".utf8))
         peer.input.fileHandleForWriting.write(Data("openssl to parley\n".utf8))
-        while (!peer.output.contains("parley to openssl") || received.isEmpty), Date() < deadline {
+        while !peer.output.contains("parley to openssl") || received.isEmpty, Date() < deadline {
             if let d = udp.receive(milliseconds: 20) { try connection.receive(d) }
         }
         #expect(peer.output.contains("parley to openssl"))
