@@ -38,3 +38,33 @@ public enum RTPMultiplexing {
         length >= 2 && buffer.count >= 2 && isRTCP(secondByte: buffer[1])
     }
 }
+
+/// What a datagram on a WebRTC transport carries, by its first byte (RFC 7983 7), then, for
+/// RTP/RTCP, by its second (RFC 5761 4).
+public enum WebRTCDatagramKind: Sendable, Hashable {
+    /// STUN (first byte 0...3): ICE's connectivity and consent checks.
+    case stun
+    /// A DTLS record (first byte 20...63).
+    case dtls
+    /// An RTP packet (first byte 128...191, not RTCP by ``RTPMultiplexing/isRTCP(_:)``).
+    case rtp
+    /// An RTCP packet (first byte 128...191, second byte 192...223).
+    case rtcp
+    /// Anything else (empty, ZRTP 16...19, TURN channels 64...79, or bytes no protocol on the
+    /// transport starts with): dropped.
+    case unknown
+
+    /// The kind of `datagram`. Reads at most two bytes; allocates nothing.
+    @inlinable @inline(__always)
+    public init(classifying datagram: UnsafeRawBufferPointer) {
+        guard let first = datagram.first else { self = .unknown; return }
+        switch first {
+        case 0...3: self = .stun
+        case 20...63: self = .dtls
+        case 128...191:
+            guard datagram.count >= 2 else { self = .unknown; return }
+            self = RTPMultiplexing.isRTCP(secondByte: datagram[1]) ? .rtcp : .rtp
+        default: self = .unknown
+        }
+    }
+}

@@ -4,11 +4,20 @@
 // allocation-free walk accepts exactly what the parser accepts and sees the same packets; the
 // reduced-size parse accepts every compound packet with the same packets, and what it alone
 // accepts round-trips too; a BYE's sources read by the walk are those parsed; a NACK's lost
-// sequence numbers, re-covered with the fewest entries, give the same set.
+// sequence numbers, re-covered with the fewest entries, give the same set. The WebRTC
+// demultiplexer (RFC 7983) classifies every input by its first byte, and RTP against RTCP as
+// the RFC 5761 classifier does.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    let kind = WebRTCDatagramKind(classifying: bytes)
+    switch bytes.first {
+    case .some(0...3): precondition(kind == .stun)
+    case .some(20...63): precondition(kind == .dtls)
+    case .some(128...191) where size >= 2: precondition(kind == (RTPMultiplexing.isRTCP(bytes) ? .rtcp : .rtp))
+    default: precondition(kind == .unknown)
+    }
     var walked: [RTCPPacket] = []
     var byeSSRCs: [UInt32] = []
     let walkOK = (try? RTCPCompound.forEachPacket(in: bytes) { v in
