@@ -14,6 +14,7 @@
 //       sources; on Media), SRTP (libsrtp2, SDES keys from SDP, and the SRTP transport over any
 //       Network transport), ICE (libnice's agent for WebRTC transports; on SDP), DTLS (OpenSSL's
 //       DTLS 1.2 for DTLS-SRTP keys and data channels, without a socket; on SRTP).
+//   WebRTC (the WebRTC transport: ICE, DTLS-SRTP and SRTP behind the packet-transport seam).
 //   Detect (offline talk detection over recordings): Media and Voice.
 //   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
 //       No devices, files or SRTP: a call client links ALSA, V4L2 or libsndfile only if it
@@ -50,6 +51,7 @@ let package = Package(
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
         .library(name: "ParleyICE", targets: ["ParleyICE"]),
         .library(name: "ParleyDTLS", targets: ["ParleyDTLS"]),
+        .library(name: "ParleyWebRTC", targets: ["ParleyWebRTC"]),
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
         .library(name: "ParleySimulation", targets: ["ParleySimulation"]),
@@ -109,6 +111,10 @@ let package = Package(
         .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
         // DTLS 1.2 (OpenSSL) for DTLS-SRTP and data channels: datagrams in and out, no socket.
         .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySDP", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
+        // The WebRTC transport: ICE's path, DTLS-SRTP's keys, SRTP's media, RFC 7983's demultiplexing.
+        .target(name: "ParleyWebRTC",
+                dependencies: ["ParleyCore", "ParleyRTP", "ParleySDP", "ParleyNetwork", "ParleySRTP", "ParleyICE", "ParleyDTLS"],
+                swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
         .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice"],
@@ -181,6 +187,9 @@ let package = Package(
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyWebRTCTests",
+                    dependencies: ["ParleyWebRTC", "ParleyCall", "ParleyCore", "ParleyDTLS", "ParleyDevices", "ParleyRTP", "ParleySDP"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDTLSTests", dependencies: ["ParleyDTLS", "ParleyCore", "ParleySDP", "ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyRTP", "ParleySimulation"],
                     swiftSettings: swiftSettings),
