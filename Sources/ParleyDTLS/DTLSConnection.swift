@@ -34,11 +34,11 @@ public enum DTLSRole: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The role an answerer takes against an offer's `a=setup:` value: the client against
-    /// `actpass` (RFC 5763 section 5: the answerer should be active) or `passive`, the server
-    /// against `active` (as `JSEPDescription.answer(to:local:dataChannel:wants:)` writes it).
+    /// The role an answerer takes against an offer's `a=setup:` value, the one its answer
+    /// announces (`JSEPSetup.answer`): the client against `actpass` or `passive`, the server
+    /// against `active`.
     public static func answering(offeredSetup: JSEPSetup) -> DTLSRole {
-        offeredSetup == .active ? .server : .client
+        offeredSetup.answer == .active ? .client : .server
     }
 
     /// The `a=setup:` value that announces this role: `active` or `passive`.

@@ -30,6 +30,10 @@ public enum JSEPDirection: String, Sendable, Hashable, CaseIterable {
 /// client) or `passive` (DTLS server) in an answer.
 public enum JSEPSetup: String, Sendable, Hashable {
     case actpass, active, passive
+
+    /// What an answer says against an offer that says `self`: `passive` against `active`,
+    /// otherwise `active` (RFC 5763 section 5: the answerer should be the DTLS client).
+    public var answer: JSEPSetup { self == .active ? .passive : .active }
 }
 
 /// A payload format of a media section: `a=rtpmap`, `a=fmtp` and its `a=rtcp-fb` lines.
@@ -432,11 +436,7 @@ extension JSEPDescription {
             d.media.append(m)
         }
         d.bundle = offer.bundle.filter { mid in d.section(mid: mid).map { !$0.isRejected } ?? false }
-        let role: JSEPSetup = switch offer.media.first.flatMap({ offer.setup(of: $0) }) {
-        case .active: .passive
-        default: .active
-        }
-        d.finish(local: local, setup: role)
+        d.finish(local: local, setup: (offer.media.first.flatMap { offer.setup(of: $0) } ?? .actpass).answer)
         return d
     }
 
