@@ -50,13 +50,7 @@ private func wavReadBenchmarks() -> [Benchmark] {
         return sum
     }
     let c = Benchmark(name: "media/wav-read-16k-libsndfile", iterations: blocks) {
-        var buffer = [Float](repeating: 0, count: 160)
-        var sum: UInt64 = 0
-        do {
-            let r = try AudioFileReader(path: path)
-            while try r.read(into: &buffer) > 0 { sum &+= UInt64(buffer[17].bitPattern) }
-        } catch { fatalError("\(error)") }
-        return sum
+        audioFileReaderChecksum(path, blockSamples: 160)
     }
     return [swift, c]
 }
@@ -84,18 +78,24 @@ private func runFFmpeg(_ args: [String]) -> Int32 {
     return p.terminationStatus
 }
 
+/// Reads all of `path` through `AudioFileReader` in blocks of `blockSamples`; a checksum of
+/// what was read, so the reads are not optimised away.
+private func audioFileReaderChecksum(_ path: String, blockSamples: Int) -> UInt64 {
+    var buffer = [Float](repeating: 0, count: blockSamples)
+    var sum: UInt64 = 0
+    do {
+        let r = try AudioFileReader(path: path)
+        while try r.read(into: &buffer) > 0 { sum &+= UInt64(buffer[17].bitPattern) }
+    } catch { fatalError("\(error)") }
+    return sum
+}
+
 private func aacDecodeBenchmarks() -> [Benchmark] {
     let path = longSpeechM4A()
     let blocks = 6000   // 60 s in 10 ms reads
     let backend = Benchmark(name: "media/aac-decode-48k", baseline: "media/aac-decode-48k-ffmpeg-cli",
                             iterations: blocks) {
-        var buffer = [Float](repeating: 0, count: 480)
-        var sum: UInt64 = 0
-        do {
-            let r = try AudioFileReader(path: path)
-            while try r.read(into: &buffer) > 0 { sum &+= UInt64(buffer[17].bitPattern) }
-        } catch { fatalError("\(error)") }
-        return sum
+        audioFileReaderChecksum(path, blockSamples: 480)
     }
     // The whole `ffmpeg -i FILE -f s16le -` process: start-up, demuxing, decoding, conversion.
     let cli = Benchmark(name: "media/aac-decode-48k-ffmpeg-cli", iterations: blocks) {
