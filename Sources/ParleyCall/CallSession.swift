@@ -541,7 +541,20 @@ public final class CallSession {
             route = bySSRC[ssrc]
         }
         let r = route!.remote
-        r.lastArrival = arrival
+        if rtcp, bytes[1] == RTCPPacket.senderReportType, bytes.count >= 24 {
+            // A server in between (an SFU) keeps reporting on a stream whose sender has gone:
+            // only a report of new packets shows the sender is there.
+            let sent = UInt32(bytes[20]) << 24 | UInt32(bytes[21]) << 16 | UInt32(bytes[22]) << 8 | UInt32(bytes[23])
+            if route!.video {
+                if r.reportedVideoPackets != sent { r.lastArrival = arrival }
+                r.reportedVideoPackets = sent
+            } else {
+                if r.reportedAudioPackets != sent { r.lastArrival = arrival }
+                r.reportedAudioPackets = sent
+            }
+        } else {
+            r.lastArrival = arrival
+        }
         if bye {
             statistics.byes += 1
             r.end(drainFrames: configuration.drainFrames)

@@ -60,6 +60,9 @@ final class SessionRemote {
     /// Where its video's RTCP feedback goes (``CallTransportRole/videoFeedback(of:)``).
     var videoFeedbackTransports: [SessionTransport] = []
     var lastArrival: MonotonicTime?
+    /// The sender packet counts of the last sender reports on its audio and its video.
+    var reportedAudioPackets: UInt32?
+    var reportedVideoPackets: UInt32?
     var lifecycle = SessionRemoteLifecycle.active
 
     init(name: ParticipantID, serial: Int, audioSSRC: UInt32, configuration: AudioReceiveConfiguration) throws {

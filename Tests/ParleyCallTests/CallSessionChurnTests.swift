@@ -127,3 +127,54 @@ private func residentBytes() -> Int {
           + "first 100 participants \(base) s (\(base / Double(100 * ticksApart * 2) * 1e6) us/frame), "
           + "last 100 \(ratio) s (\(ratio / Double(100 * ticksApart * 2) * 1e6) us/frame)")
 }
+
+/// A server in between (an SFU) goes on sending reports about a stream whose sender has gone:
+/// a remote whose sender reports count no new packets leaves after the session's timeout,
+/// while one whose reports count new packets (its RTP is not reaching here, but it sends) stays.
+@Test func senderReportsOfNoNewPacketsDoNotKeepARemote() throws {
+    let clock = VirtualMediaClock()
+    var settings = CallSessionConfiguration()
+    settings.admitsUndeclaredRemotes = false
+    settings.remoteTimeout = 1
+    let session = CallSession(configuration: settings, clock: clock)
+    var recorder = Recorder()
+    var sender = try AudioSendPipeline(configuration: AudioSendConfiguration())
+    let tone = (0..<320).map { i in Int16(8000 * sin(Double(i) * 0.3)) }
+    for k in 0..<10 {
+        _ = tone.withUnsafeBufferPointer {
+            sender.send($0, capturedAt: MonotonicTime(nanoseconds: Int64(k) * 20_000_000), muted: false, over: &recorder) { _ in }
+        }
+    }
+    let link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 1, capacity: 64, chunkPackets: 16)
+    var handle = try #require(session.transportHandle(session.addTransport(link)))
+    let ssrcs: [String: UInt32] = ["gone": 0x5050_0001, "sending": 0x5050_0002]
+    for (name, ssrc) in ssrcs { try session.addRemote(RemoteParticipant(id: name, audioSSRC: ssrc)) }
+    var left: [String: Double] = [:]
+    session.onEvent = { e in if e.kind == .left, let who = e.participant { left[who] = Double(session.start.nanoseconds(to: clock.now())) / 1e9 } }
+    let scheduler = MediaScheduler(clock: clock)
+    scheduler.add("far end", pacer: try FramePacer(periodNanoseconds: 20e6, origin: session.start, policy: .catchUp)) { ticks, now in
+        for t in ticks where t < 200 {
+            for (name, ssrc) in ssrcs {
+                if t < 10 {
+                    var datagram = recorder.datagrams[Int(t)]
+                    datagram[8] = UInt8(ssrc >> 24); datagram[9] = UInt8(ssrc >> 16 & 0xFF)
+                    datagram[10] = UInt8(ssrc >> 8 & 0xFF); datagram[11] = UInt8(ssrc & 0xFF)
+                    _ = datagram.withUnsafeBytes { handle.send($0, at: now) }
+                } else if t % 10 == 0 {
+                    // Every 200 ms a report: "gone" counts its 10 packets for ever, "sending" more each time.
+                    let count = UInt32(name == "gone" ? 10 : Int(t))
+                    let report = try! RTCPCompound.marshalled([.senderReport(RTCPSenderReport(
+                        ssrc: ssrc, ntpTimestamp: NTPTimestamp(secondsSince1900: Double(t) * 0.02), rtpTimestamp: UInt32(t) * 960,
+                        packetCount: count, octetCount: count * 60))])
+                    _ = report.withUnsafeBytes { handle.send($0, at: now) }
+                }
+            }
+        }
+    }
+    try session.attach(to: scheduler)
+    scheduler.runUntil(session.start.advanced(bySeconds: 4))
+    session.stop()
+    let gone = try #require(left["gone"], "the remote whose reports count no new packets did not leave")
+    #expect(gone > 1.1 && gone < 1.8, "left at \(gone) s")
+    #expect(left["sending"] == nil, "left at \(left["sending"] ?? 0) s")
+}
