@@ -131,7 +131,8 @@ let package = Package(
         // MARK: A participant in a Janus room: joining, publishing and receiving through a call
         // session, mute, the room's notes, leaving.
         .target(name: "ParleyRooms",
-                dependencies: ["ParleyCore", "ParleyDevices", "ParleyRTP", "ParleySRTP", "ParleyCall", "ParleyJanus"],
+                dependencies: ["ParleyCore", "ParleyDevices", "ParleyRTP", "ParleySDP", "ParleySRTP", "ParleyDTLS", "ParleyWebRTC",
+                               "ParleyCall", "ParleyJanus"],
                 swiftSettings: swiftSettings),
 
         // MARK: Simulation: the network simulator and its scenarios, traces and their replay against

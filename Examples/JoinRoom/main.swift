@@ -1,5 +1,6 @@
-// A room client on ParleyRooms: joins a Janus VideoRoom, publishes the microphone (or a WAV
-// file), receives every other publisher, and prints who joins, talks and leaves.
+// A room client on ParleyRooms: joins a Janus VideoRoom over WebRTC, publishes the microphone
+// (or a WAV file), receives every other publisher (browsers included), and prints who joins,
+// talks and leaves. ICE uses every interface but the loopback, which Janus does not take.
 //
 //   join-room JANUS_URL ROOM NAME [FILE.wav [SECONDS]]
 //

@@ -188,10 +188,16 @@ extension VideoRoomHandle {
     ///   - offer: Parley's WebRTC offer of what it publishes.
     ///   - display: a new display name, when it changes.
     ///   - bitrate: the most bits per second Janus lets browsers' REMB ask of this publisher.
-    public func configure(offer: JanusJSEP, display: String? = nil, bitrate: Int? = nil) async throws {
+    ///   - descriptions: a text for streams of the offer, by `mid`, that Janus shows the other
+    ///     participants with them (Parley announces its video's `WIDTHxHEIGHT@FPS` this way).
+    public func configure(offer: JanusJSEP, display: String? = nil, bitrate: Int? = nil,
+                          descriptions: [(mid: String, text: String)] = []) async throws {
         var body: [String: JSONValue] = ["request": "configure"]
         if let display { body["display"] = .string(display) }
         if let bitrate { body["bitrate"] = .int(Int64(bitrate)) }
+        if !descriptions.isEmpty {
+            body["descriptions"] = .array(descriptions.map { ["mid": .string($0.mid), "description": .string($0.text)] })
+        }
         _ = try await client.send(message: .object(body), to: id, jsep: offer.json)
     }
 

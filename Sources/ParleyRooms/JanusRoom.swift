@@ -3,10 +3,12 @@ import ParleyCall
 import ParleyCore
 import ParleyJanus
 import ParleySRTP
+import ParleyWebRTC
 import Synchronization
 
 /// One participant's membership of a room on a Janus server (VideoRoom or AudioBridge), taking
-/// part through plain RTP: the signalling side, safe to use from any task.
+/// part over WebRTC as a browser does, or through plain RTP: the signalling side, safe to use
+/// from any task.
 ///
 /// ```swift
 /// let room = try await JanusRoom.join(.init(server: url, room: 1234, name: "ann"))
@@ -17,7 +19,16 @@ import Synchronization
 /// for failure in await room.leave() { print("leaving: \(failure)") }
 /// ```
 ///
-/// In a VideoRoom this participant publishes through a remote publisher
+/// Over WebRTC (``Transport/webRTC``, the default), a VideoRoom participant publishes with
+/// its own PeerConnection (a JSEP offer with `configure`, Janus's answer) and receives every
+/// other publisher, browsers included, in one multistream subscriber PeerConnection (Janus's
+/// offer, Parley's answer, `start`; renegotiated as publishers come and go). Their talking
+/// comes from Parley's VAD on the decoded audio (a browser's RFC 6464 voice flag is its own
+/// weak detector's, or always set). An AudioBridge participant has one PeerConnection: its
+/// audio to the mixer, the mix back as the remote participant `mix`. ICE (libnice), DTLS-SRTP
+/// and SRTP are ParleyWebRTC's `WebRTCTransport`; the media start flowing once the call runs.
+///
+/// Through plain RTP (``Transport/plainRTP``), a VideoRoom participant publishes through a remote publisher
 /// (`add_remote_publisher`: Janus takes its RTP at a port and shows it to the others like any
 /// publisher) and receives every other publisher through forwarders Janus sends to its UDP port
 /// (`rtp_forward`; SRTP under a key generated for the call with ``Options/srtp``). It also joins
@@ -30,6 +41,17 @@ import Synchronization
 /// participant: its audio goes to Janus's mixer and the mix of everyone else comes back as one
 /// stream, the remote participant `mix`; who is in the room comes as ``notes``.
 public final class JanusRoom: Sendable {
+    /// How this participant's media travel to and from Janus.
+    public enum Transport: Sendable, Hashable {
+        /// WebRTC (ICE, DTLS-SRTP), as a browser takes part: no room secret needed, and any
+        /// participant of the room is heard.
+        case webRTC
+        /// Plain RTP through the server's side doors: a VideoRoom remote publisher and
+        /// `rtp_forward`ers (they need the room to allow them), an AudioBridge plain-RTP
+        /// participant (a room made with `allow_rtp_participants`).
+        case plainRTP
+    }
+
     /// The Janus plugin a room belongs to.
     public enum Plugin: Sendable, Hashable {
         /// `janus.plugin.videoroom`: each publisher's streams, forwarded one by one.
@@ -79,6 +101,11 @@ public final class JanusRoom: Sendable {
         public var name: String
         /// The room's plugin.
         public var plugin: Plugin
+        /// How the media travel. Default ``Transport/webRTC``.
+        public var transport: Transport
+        /// WebRTC: the IP addresses to gather ICE candidates on (empty: every interface but the
+        /// loopback one, which Janus does not take).
+        public var iceAddresses: [String]
         /// The room's pin, if it has one.
         public var pin: String?
         /// Join muted: an AudioBridge leaves this participant out of the mix, and the local
@@ -86,25 +113,28 @@ public final class JanusRoom: Sendable {
         public var muted: Bool
         /// The video this participant will publish (VideoRoom only; nil: audio only).
         public var video: VideoFormat?
-        /// Have Janus forward the others' media as SRTP (AES_CM_128_HMAC_SHA1_80) under a key
-        /// generated for the call (VideoRoom only).
+        /// Plain RTP: have Janus forward the others' media as SRTP (AES_CM_128_HMAC_SHA1_80)
+        /// under a key generated for the call (VideoRoom only). WebRTC's media are always
+        /// protected (DTLS-SRTP).
         public var srtp: Bool
-        /// The local UDP port the room's media arrive on (0: any free port).
+        /// Plain RTP: the local UDP port the room's media arrive on (0: any free port).
         public var receivePort: UInt16
-        /// Where Janus sends the media (nil: this machine's address towards Janus, at the
-        /// receive port).
+        /// Plain RTP: where Janus sends the media (nil: this machine's address towards Janus,
+        /// at the receive port).
         public var forwardTo: ForwardAddress?
         /// The longest wait for Janus's answer to the join, seconds.
         public var joinTimeout: Double
 
         /// Options for joining room `room` of the Janus API at `server` as `name`; the rest as
-        /// their defaults: no pin, unmuted, audio only, plain RTP, any receive port, a 30-s
-        /// wait for the join.
-        public init(server: URL, room: UInt64, name: String, plugin: Plugin = .videoRoom) {
+        /// their defaults: over WebRTC on every interface but the loopback, no pin, unmuted,
+        /// audio only, a 30-s wait for the join.
+        public init(server: URL, room: UInt64, name: String, plugin: Plugin = .videoRoom, transport: Transport = .webRTC) {
             self.server = server
             self.room = room
             self.name = name
             self.plugin = plugin
+            self.transport = transport
+            iceAddresses = []
             pin = nil
             muted = false
             video = nil
@@ -122,8 +152,18 @@ public final class JanusRoom: Sendable {
             guard !name.isEmpty, !name.contains(where: { $0 == " " || $0.isNewline }) else {
                 throw .invalidOptions("the name must be one word, got '\(name)'")
             }
-            guard plugin == .videoRoom || (video == nil && !srtp) else {
-                throw .invalidOptions("video and SRTP are for a VideoRoom (an AudioBridge room mixes audio only, in plain RTP)")
+            guard plugin == .videoRoom || video == nil else {
+                throw .invalidOptions("video is for a VideoRoom (an AudioBridge room mixes audio only)")
+            }
+            switch transport {
+            case .plainRTP:
+                guard plugin == .videoRoom || !srtp else {
+                    throw .invalidOptions("SRTP forwarding is for a VideoRoom (an AudioBridge's plain-RTP participants are unencrypted)")
+                }
+            case .webRTC:
+                guard !srtp, receivePort == 0, forwardTo == nil else {
+                    throw .invalidOptions("SRTP keys, a receive port and a forward address are for plain RTP (WebRTC's media are always encrypted, on ports ICE finds)")
+                }
             }
             guard joinTimeout > 0, joinTimeout.isFinite else { throw .invalidOptions("the join timeout must be positive") }
             if let v = video, !(1...8192).contains(v.width) || !(1...8192).contains(v.height) || !(1...240).contains(v.framesPerSecond) {
@@ -178,9 +218,11 @@ public final class JanusRoom: Sendable {
     public static func join(_ options: Options, clock: any MediaClock = SystemMediaClock()) async throws(RoomError) -> JanusRoom {
         let host = try options.validated()
         let janus = JanusClient(baseURL: options.server)
-        switch options.plugin {
-        case .videoRoom: return try await joinVideoRoom(options, janus: janus, janusHost: host, clock: clock)
-        case .audioBridge: return try await joinAudioBridge(options, janus: janus, janusHost: host, clock: clock)
+        switch (options.plugin, options.transport) {
+        case (.videoRoom, .webRTC): return try await joinVideoRoomWebRTC(options, janus: janus, clock: clock)
+        case (.audioBridge, .webRTC): return try await joinAudioBridgeWebRTC(options, janus: janus, clock: clock)
+        case (.videoRoom, .plainRTP): return try await joinVideoRoom(options, janus: janus, janusHost: host, clock: clock)
+        case (.audioBridge, .plainRTP): return try await joinAudioBridge(options, janus: janus, janusHost: host, clock: clock)
         }
     }
 
@@ -191,35 +233,43 @@ public final class JanusRoom: Sendable {
     /// reach it through its `CallSession/inlet`. Call once, before running the session.
     /// - Throws: ``RoomError/callAlreadyMade``, or ``RoomError/srtp(_:)``.
     public func makeCall(configuration: CallSessionConfiguration = .init()) throws(RoomError) -> RoomCall {
-        guard var sockets = self.sockets.withLock({ $0.take() }), let receive = sockets.receive.take() else {
-            throw .callAlreadyMade
-        }
+        guard var sockets = self.sockets.withLock({ $0.take() }) else { throw .callAlreadyMade }
         var settings = configuration
         link.configure(&settings)
         let session = CallSession(configuration: settings, clock: clock)
         var srtp: SRTPTransport<UDPTransport>?
+        var webRTC: WebRTCTransport?
         let network: CallTransportID
-        if let send = sockets.send.take() {
-            network = session.addTransport(send)
-            if let key = link.srtpKey {
-                let t: SRTPTransport<UDPTransport>
-                do { t = try SRTPTransport(receive, sendKey: key, receiveKey: key) } catch { throw .srtp(error) }
-                srtp = t
-                session.addTransport(t)
+        if let transport = sockets.webRTC.take() {
+            webRTC = transport
+            network = session.addTransport(transport)
+        } else if let receive = sockets.receive.take() {
+            if let send = sockets.send.take() {
+                network = session.addTransport(send)
+                if let key = link.srtpKey {
+                    let t: SRTPTransport<UDPTransport>
+                    do { t = try SRTPTransport(receive, sendKey: key, receiveKey: key) } catch { throw .srtp(error) }
+                    srtp = t
+                    session.addTransport(t)
+                } else {
+                    session.addTransport(receive)
+                }
             } else {
-                session.addTransport(receive)
+                network = session.addTransport(receive)
             }
         } else {
-            network = session.addTransport(receive)
+            throw .callAlreadyMade
         }
         let inlet = session.inlet
         let events = session.events.events()
-        let pending = state.withLock { s in
+        let (transports, pending, deferred) = state.withLock { s in
             s.inlet = inlet
-            defer { s.undeclared = [] }
-            return s.undeclared
+            defer { s.undeclared = []; s.undelivered = []; s.deferred = [] }
+            return (s.undelivered, s.undeclared, s.deferred)
         }
+        for transport in transports { post(transport, to: inlet) }
         for remote in pending { post(remote, to: inlet) }
+        for body in deferred { inlet.post(body) }
         let follower = Task { await self.follow() }
         let watcher = Task {
             for await event in events {
@@ -227,28 +277,31 @@ public final class JanusRoom: Sendable {
             }
         }
         state.withLock { $0.tasks += [follower, watcher] }
-        return RoomCall(session: session, room: self, sendTransport: network, srtp: srtp)
+        return RoomCall(session: session, room: self, sendTransport: network, srtp: srtp, webRTC: webRTC)
     }
 
-    /// Waits until `count` publishers (this one included) are in a VideoRoom and Janus forwards
-    /// this one's audio to each of the others, or `giveUp` says to stop waiting (it is asked
+    /// Waits until `count` publishers (this one included, browsers counted) are in a VideoRoom
+    /// and received (over plain RTP: also until Janus forwards this one's audio to each of the
+    /// others, which only Parley participants ask for), or `giveUp` says to stop waiting (it is asked
     /// every 50 ms). Needs ``makeCall(configuration:)`` first (its events keep the publishers
     /// current); an AudioBridge, or a count of 1, does not wait.
     /// - Throws: ``RoomError/publishersTimedOut(room:publishers:seconds:)`` after `timeout`
     ///   seconds, ``RoomError/serverGone(_:)`` if Janus goes away, ``RoomError/server(_:)``.
     public func waitForPublishers(_ count: Int, timeout: Double = 120,
                                   giveUp: @Sendable () -> Bool = { false }) async throws(RoomError) {
-        guard count > 1, let videoRoom = link as? VideoRoomLink else { return }
+        guard count > 1, options.plugin == .videoRoom else { return }
         let deadline = MonotonicTime.now().advanced(bySeconds: timeout)
         while true {
             let (publishers, ended) = state.withLock { ($0.publishers.count, $0.ended) }
             if let ended { throw .serverGone(ended) }
-            if publishers + 1 >= count {
+            if publishers + 1 >= count, let videoRoom = link as? VideoRoomLink {
                 let forwarded: [RTPForwarder]
                 do { forwarded = try await videoRoom.handle.listForwarders(room: options.room)[participantID] ?? [] } catch {
                     throw serverError(error)
                 }
                 if forwarded.filter({ $0.type == "audio" }).count >= count - 1 { return }
+            } else if publishers + 1 >= count {
+                return   // over WebRTC, every publisher counted is subscribed to
             }
             guard MonotonicTime.now() < deadline else {
                 throw .publishersTimedOut(room: options.room, publishers: count, seconds: timeout)
@@ -317,8 +370,8 @@ public final class JanusRoom: Sendable {
     private func follow() async {
         do {
             for try await event in await janus.events() {
-                guard case .plugin(let sender, _, let data, _) = event, sender == link.handleID else { continue }
-                guard try await link.take(data, in: self) else { return }
+                guard case .plugin(let sender, _, let data, let jsep) = event, link.owns(sender) else { continue }
+                guard try await link.take(data, jsep: jsep, from: sender, in: self) else { return }
             }
         } catch is CancellationError {
         } catch {
@@ -353,6 +406,36 @@ public final class JanusRoom: Sendable {
         inlet?.post { $0.remoteEnded(name) }
     }
 
+    /// A transport for the call (a subscriber's): added at the session's next frame, or at its
+    /// first when the call is not made yet.
+    @discardableResult
+    func deliver(_ transport: sending WebRTCTransport) -> TransportHandoff {
+        let handoff = TransportHandoff(transport)
+        let inlet = state.withLock { s -> CallSessionInlet? in
+            if s.inlet == nil { s.undelivered.append(handoff) }
+            return s.inlet
+        }
+        if let inlet { post(handoff, to: inlet) }
+        return handoff
+    }
+
+    /// Runs `body` on the call's thread at its next frame (or its first, when the call is not
+    /// made yet), after what was declared or delivered before.
+    func post(_ body: @escaping @Sendable (CallSession) -> Void) {
+        let inlet = state.withLock { s -> CallSessionInlet? in
+            if s.inlet == nil { s.deferred.append(body) }
+            return s.inlet
+        }
+        inlet?.post(body)
+    }
+
+    private func post(_ handoff: TransportHandoff, to inlet: CallSessionInlet) {
+        inlet.post { session in
+            guard let transport = handoff.take() else { return }
+            handoff.added(session.addTransport(transport))
+        }
+    }
+
     private func post(_ remote: RemoteParticipant, to inlet: CallSessionInlet) {
         let sink = noteSink
         inlet.post { session in
@@ -371,6 +454,21 @@ public final class JanusRoom: Sendable {
     }
 }
 
+/// A transport on its way from the room's tasks to the call's thread.
+final class TransportHandoff: Sendable {
+    private let transport: Mutex<WebRTCTransport?>
+    private let id = Mutex<CallTransportID?>(nil)
+
+    init(_ transport: sending WebRTCTransport) { self.transport = Mutex(transport) }
+
+    /// The transport, once (on the call's thread).
+    func take() -> WebRTCTransport? { transport.withLock { $0.take() } }
+    /// Notes the id the session gave it.
+    func added(_ id: CallTransportID) { self.id.withLock { $0 = id } }
+    /// The id the session gave it, once added.
+    var callTransport: CallTransportID? { id.withLock { $0 } }
+}
+
 /// A room's sockets between joining and making its call.
 struct RoomSockets: ~Copyable {
     /// The socket this participant sends on (VideoRoom: to its remote publisher; nil: the
@@ -380,6 +478,9 @@ struct RoomSockets: ~Copyable {
     var receive: UDPTransport?
     /// The receive socket's port.
     let receivePort: UInt16
+    /// Over WebRTC: the transport this participant publishes on (VideoRoom) or takes part
+    /// with (AudioBridge).
+    var webRTC: WebRTCTransport?
 
     init(send: consuming UDPTransport?, receiveOn port: UInt16, from host: String, rtcpPort: UInt16,
          clock: any MediaClock) throws(UDPTransportError) {
@@ -387,6 +488,11 @@ struct RoomSockets: ~Copyable {
         receivePort = receive.localPort
         self.receive = consume receive
         self.send = send
+    }
+
+    init(webRTC: sending WebRTCTransport) {
+        receivePort = 0
+        self.webRTC = webRTC
     }
 }
 
@@ -408,6 +514,10 @@ struct RoomState {
     var publishers: [UInt64: ReceivedPublisher] = [:]
     /// Participants for the call received before it was made, in order.
     var undeclared: [RemoteParticipant] = []
+    /// Transports for the call made before it was.
+    var undelivered: [TransportHandoff] = []
+    /// What to run on the call's thread once it is made, after the above.
+    var deferred: [@Sendable (CallSession) -> Void] = []
     /// The call's inlet, once it is made.
     var inlet: CallSessionInlet?
     /// The tasks following the room and the call.

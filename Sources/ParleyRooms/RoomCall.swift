@@ -3,6 +3,7 @@ import ParleyDevices
 import ParleyJanus
 import ParleyRTP
 import ParleySRTP
+import ParleyWebRTC
 
 /// The call's side of a joined room (``JanusRoom/makeCall(configuration:)``): the
 /// `CallSession` with the room's transports, and the local media published with the SSRCs the
@@ -19,16 +20,26 @@ public final class RoomCall {
     /// The transport the local media go out on (to Janus).
     public let sendTransport: CallTransportID
     private let srtp: SRTPTransport<UDPTransport>?
+    private let webRTC: WebRTCTransport?
 
-    init(session: CallSession, room: JanusRoom, sendTransport: CallTransportID, srtp: SRTPTransport<UDPTransport>?) {
+    init(session: CallSession, room: JanusRoom, sendTransport: CallTransportID, srtp: SRTPTransport<UDPTransport>?,
+         webRTC: WebRTCTransport?) {
         self.session = session
         self.room = room
         self.sendTransport = sendTransport
         self.srtp = srtp
+        self.webRTC = webRTC
     }
 
-    /// The SRTP counters of the forwarded media (nil: plain RTP).
+    /// The SRTP counters of the forwarded media (nil: plain RTP or WebRTC).
     public var srtpStatistics: SRTPStatistics? { srtp?.statistics }
+
+    /// Over WebRTC: where the PeerConnection this participant publishes on is (connecting,
+    /// connected, failed with the reason).
+    public var webRTCState: WebRTCTransportState? { webRTC?.state }
+
+    /// Over WebRTC: the counters of the PeerConnection this participant publishes on.
+    public var webRTCStatistics: WebRTCTransportStatistics? { webRTC?.statistics }
 
     /// `base` with what the room needs of the local audio: its SSRC and payload type, RTP time
     /// from 0 at the start of the source (the others place its talk in its own media time), a
@@ -41,13 +52,13 @@ public final class RoomCall {
         return send
     }
 
-    /// `base` with what a VideoRoom needs of the local video: the remote publisher's second
-    /// stream's SSRC, VP8's payload type, RTP time from 0 (in sync with the audio without RTCP).
+    /// `base` with what a VideoRoom needs of the local video: the SSRC the room expects (over
+    /// plain RTP the remote publisher's second stream's, RTP time from 0 to be in sync with the
+    /// audio without RTCP), VP8's payload type.
     public func videoConfiguration(_ base: LocalVideoConfiguration = .init()) -> LocalVideoConfiguration {
         var video = base
-        video.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 1)
         video.payloadType = VP8RTP.defaultPayloadType
-        video.firstTimestamp = 0
+        room.link.configure(&video)
         return video
     }
 

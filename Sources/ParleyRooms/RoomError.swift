@@ -2,6 +2,7 @@ import Foundation
 import ParleyCall
 import ParleyJanus
 import ParleySRTP
+import ParleyWebRTC
 
 /// Why joining a room on a Janus server, or setting up its call, failed.
 public enum RoomError: Error, Sendable, CustomStringConvertible {
@@ -30,6 +31,10 @@ public enum RoomError: Error, Sendable, CustomStringConvertible {
     case invalidOptions(String)
     /// The room's call was made already (``JanusRoom/makeCall(configuration:)`` runs once).
     case callAlreadyMade
+    /// A WebRTC transport could not be made or refused Janus's description.
+    case webRTC(WebRTCTransportError)
+    /// Janus's session description does not parse.
+    case description(String)
 
     public var description: String {
         switch self {
@@ -47,6 +52,8 @@ public enum RoomError: Error, Sendable, CustomStringConvertible {
         case .session(let error): return "\(error)"
         case .invalidOptions(let text): return text
         case .callAlreadyMade: return "the room's call was made already"
+        case .webRTC(let error): return "WebRTC: \(error)"
+        case .description(let text): return "session description: \(text)"
         }
     }
 }

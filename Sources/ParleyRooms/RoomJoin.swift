@@ -22,12 +22,13 @@ extension JanusRoom {
     }
 
     /// Polls the session's events for handle `handleID` until `answer` takes one (the answer
-    /// to a join); the handle's other events come back, in order, as the backlog. An error
+    /// to a join, or to an offer: `answer` sees each event's session description); the
+    /// handle's other events come back, in order, as the backlog. An error
     /// answering the join ends it (`pinCode`: the plugin's code for a wrong pin), as does
     /// ``Options/joinTimeout`` without an answer; the Janus session is destroyed first.
     static func awaitJoinAnswer<Event, Answer>(
         _ janus: JanusClient, handleID: UInt64, options o: Options, pinCode: Int, hint: String = "",
-        parse: (JSONValue) -> Event, answer: (Event) -> Answer?, error: (Event) -> (code: Int, text: String)?
+        parse: (JSONValue) -> Event, answer: (Event, JSONValue?) -> Answer?, error: (Event) -> (code: Int, text: String)?
     ) async throws(RoomError) -> (answer: Answer, backlog: [Event]) {
         let deadline = MonotonicTime.now().advanced(bySeconds: o.joinTimeout)
         var result: Answer?
@@ -38,9 +39,9 @@ extension JanusRoom {
                 try? await janus.destroy()
                 throw serverError(error)
             }
-            for case .plugin(let sender, _, let data, _) in events where sender == handleID {
+            for case .plugin(let sender, _, let data, let jsep) in events where sender == handleID {
                 let event = parse(data)
-                if result == nil, let a = answer(event) {
+                if result == nil, let a = answer(event, jsep) {
                     result = a
                 } else if result == nil, let (code, text) = error(event) {
                     try? await janus.destroy()
@@ -79,7 +80,7 @@ extension JanusRoom {
         try await request(janus) { try await handle.join(room: o.room, display: o.name + ".listener", pin: o.pin) }
         let (known, backlog) = try await awaitJoinAnswer(
             janus, handleID: handle.id, options: o, pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
-            answer: { if case .joined(_, let publishers) = $0 { publishers } else { nil } },
+            answer: { e, _ in if case .joined(_, let publishers) = e { publishers } else { nil } },
             error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
         var streams = [VideoRoomHandle.RemoteStream(type: "audio", codec: "opus", audioLevelExtensionID: 1, fec: true)]
         if let v = o.video {
@@ -138,14 +139,15 @@ extension JanusRoom {
         let (me, backlog) = try await awaitJoinAnswer(
             janus, handleID: handle.id, options: o, pinCode: AudioBridgeHandle.ErrorCode.unauthorized,
             hint: " (is the room open to plain-RTP participants?)", parse: AudioBridgeEvent.init,
-            answer: { if case .joined(let id, let list, let rtp?) = $0 { (id: id, participants: list, rtp: rtp) } else { nil } },
+            answer: { e, _ in if case .joined(let id, let list, let rtp?) = e { (id: id, participants: list, rtp: rtp) } else { nil } },
             error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
         do { try sockets.receive?.setPeer(host: me.rtp.host, port: me.rtp.port) } catch {
             try? await handle.leave()
             try? await janus.destroy()
             throw .socket(error)
         }
-        let link = AudioBridgeLink(handle: handle, payloadType: me.rtp.payloadType, ssrc: UInt32.random(in: 1...UInt32.max))
+        let link = AudioBridgeLink(handle: handle, payloadType: me.rtp.payloadType, ssrc: UInt32.random(in: 1...UInt32.max),
+                                   audioLevelID: nil)
         let room = JanusRoom(options: o, janus: janus, clock: clock, link: link, participantID: me.id,
                              destination: "Janus \(me.rtp.host):\(me.rtp.port) as participant \(me.id) in room \(o.room)",
                              sockets: sockets)

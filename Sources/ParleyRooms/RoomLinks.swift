@@ -7,16 +7,19 @@ import ParleySRTP
 
 /// One plugin's side of a joined room.
 protocol RoomLink: Sendable {
-    /// The handle whose plugin events are the room's.
-    var handleID: UInt64 { get }
+    /// Whether the plugin events of handle `sender` are the room's.
+    func owns(_ sender: UInt64) -> Bool
     /// The key the room's media are forwarded under (nil: plain RTP).
     var srtpKey: SRTPKey? { get }
     /// What the room needs of the session's configuration.
     func configure(_ settings: inout CallSessionConfiguration)
     /// What the room needs of the local audio's configuration (its SSRC, its payload type).
     func configure(_ send: inout AudioSendConfiguration)
-    /// Takes one plugin event of the room's handle; false once the room has ended.
-    func take(_ data: JSONValue, in room: JanusRoom) async throws -> Bool
+    /// What the room needs of the local video's configuration (its SSRC; VideoRoom only).
+    func configure(_ video: inout LocalVideoConfiguration)
+    /// Takes one plugin event of a handle the link owns (with its session description, if
+    /// any); false once the room has ended.
+    func take(_ data: JSONValue, jsep: JSONValue?, from sender: UInt64, in room: JanusRoom) async throws -> Bool
     /// Participant `name` left the call. When the room did not say so (no packet for the
     /// session's timeout: its process died), a VideoRoom removes its remote publisher, which
     /// only its owner removes otherwise and Janus keeps until the room ends.
@@ -28,7 +31,7 @@ protocol RoomLink: Sendable {
 }
 
 /// Runs one request of the leaving, reporting its failure under `name`.
-private func attempt(_ name: String, _ report: @Sendable (String, any Error) -> Void, _ body: () async throws -> Void) async {
+func attempt(_ name: String, _ report: @Sendable (String, any Error) -> Void, _ body: () async throws -> Void) async {
     do { try await body() } catch { report(name, error) }
 }
 
@@ -42,7 +45,7 @@ struct VideoRoomLink: RoomLink {
     let forwardPort: UInt16
     let srtpKey: SRTPKey?
 
-    var handleID: UInt64 { handle.id }
+    func owns(_ sender: UInt64) -> Bool { sender == handle.id }
 
     func configure(_ settings: inout CallSessionConfiguration) {
         // Only the publishers Janus forwards, declared with their SSRCs; their RTP time counts
@@ -55,7 +58,13 @@ struct VideoRoomLink: RoomLink {
         send.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 0)
     }
 
-    func take(_ data: JSONValue, in room: JanusRoom) async throws -> Bool {
+    func configure(_ video: inout LocalVideoConfiguration) {
+        video.ssrc = VideoRoomHandle.remotePublisherSSRC(mindex: 1)
+        // Counted from 0, as the audio: in sync without RTCP.
+        video.firstTimestamp = 0
+    }
+
+    func take(_ data: JSONValue, jsep: JSONValue?, from sender: UInt64, in room: JanusRoom) async throws -> Bool {
         try await handle(VideoRoomEvent(data), in: room)
     }
 
@@ -87,13 +96,9 @@ struct VideoRoomLink: RoomLink {
         guard let audio = p.streams.first(where: { $0.type == "audio" && !$0.disabled && $0.codec == "opus" }) else { return nil }
         let video = p.streams.first { $0.type == "video" && !$0.disabled && $0.codec == "vp8" }
         let size = video?.pictureSize
-        var name = p.display ?? "publisher-\(p.id)"
-        if name.contains(where: { $0 == " " || $0.isNewline }) { name = name.replacingOccurrences(of: " ", with: "_") }
-        let remote = room.state.withLock { s in
-            let taken = Set(s.publishers.values.flatMap { [$0.remote.audioSSRC, $0.remote.video?.ssrc ?? 0] })
+        let remote = room.newPublisher(p.id, display: p.display, framesPerSecond: size?.framesPerSecond) { name, taken in
             var ssrc = UInt32.random(in: 2_000...UInt32.max - 2)
             while taken.contains(ssrc) || taken.contains(ssrc + 1) { ssrc = UInt32.random(in: 2_000...UInt32.max - 2) }
-            if name == ownName || s.publishers.values.contains(where: { $0.remote.id == name }) { name += "-\(p.id)" }
             var remoteVideo: RemoteVideo?
             if video != nil, let size {
                 var feedback = VideoReceiveFeedbackConfiguration()
@@ -103,11 +108,7 @@ struct VideoRoomLink: RoomLink {
                 remoteVideo = RemoteVideo(ssrc: ssrc + 1, width: size.width, height: size.height,
                                           payloadType: VP8RTP.defaultPayloadType, feedback: feedback, senderTimestampOrigin: 0)
             }
-            let remote = RemoteParticipant(id: name, displayName: p.display ?? name, audioSSRC: ssrc, video: remoteVideo)
-            s.publishers[p.id] = ReceivedPublisher(remote: remote, forwarders: [],
-                                                   framesPerSecond: remoteVideo == nil ? nil : size?.framesPerSecond)
-            s.members[p.id] = remote.displayName
-            return remote
+            return RemoteParticipant(id: name, displayName: p.display ?? name, audioSSRC: ssrc, video: remoteVideo)
         }
         var streams = [(mid: audio.mid, port: forwardPort, ssrc: remote.audioSSRC)]
         if let video, let v = remote.video { streams.append((mid: video.mid, port: forwardPort, ssrc: v.ssrc)) }
@@ -155,8 +156,10 @@ struct AudioBridgeLink: RoomLink {
     let payloadType: UInt8
     /// This participant's SSRC.
     let ssrc: UInt32
+    /// The audio level's extension id (nil: the default).
+    let audioLevelID: UInt8?
 
-    var handleID: UInt64 { handle.id }
+    func owns(_ sender: UInt64) -> Bool { sender == handle.id }
     var srtpKey: SRTPKey? { nil }
 
     func configure(_ settings: inout CallSessionConfiguration) {
@@ -164,14 +167,20 @@ struct AudioBridgeLink: RoomLink {
         settings.maximumRemotes = 1
         settings.undeclaredRemoteName = "mix"
         settings.receive.payloadType = payloadType
+        // Janus's mix carries no voice flag: the talking comes from the local VAD (over plain
+        // RTP the receiver falls back to it by itself; over WebRTC this says so at once).
+        settings.receive.voiceActivitySource = .local
     }
 
     func configure(_ send: inout AudioSendConfiguration) {
         send.ssrc = ssrc
         send.payloadType = payloadType
+        if let audioLevelID { send.audioLevelExtensionID = audioLevelID }
     }
 
-    func take(_ data: JSONValue, in room: JanusRoom) async throws -> Bool {
+    func configure(_ video: inout LocalVideoConfiguration) {}
+
+    func take(_ data: JSONValue, jsep: JSONValue?, from sender: UInt64, in room: JanusRoom) async throws -> Bool {
         switch AudioBridgeEvent(data) {
         case .participants(let list), .joined(_, let list, _):
             room.takeMembers(list)
@@ -213,6 +222,26 @@ extension JanusRoom {
                 return s.members[p.id] == nil
             }
             if isNew { noteSink.yield(.joined(name)) }
+        }
+    }
+
+    /// A publisher joining the call: its participant as `make` builds it from a unique name
+    /// (its display name, one word, else `publisher-ID`; made unique with `-ID`) and the SSRCs
+    /// the call's other publishers have taken, noted as received.
+    func newPublisher(_ id: UInt64, display: String?, framesPerSecond: Int?,
+                      _ make: (_ name: String, _ taken: Set<UInt32>) -> RemoteParticipant) -> RemoteParticipant {
+        var name = display ?? "publisher-\(id)"
+        if name.contains(where: { $0 == " " || $0.isNewline }) {
+            name = String(name.map { $0 == " " || $0.isNewline ? "_" : $0 })
+        }
+        return state.withLock { s in
+            let taken = Set(s.publishers.values.flatMap { [$0.remote.audioSSRC, $0.remote.video?.ssrc ?? 0] })
+            if name == options.name || s.publishers.values.contains(where: { $0.remote.id == name }) { name += "-\(id)" }
+            let remote = make(name, taken)
+            s.publishers[id] = ReceivedPublisher(remote: remote, forwarders: [],
+                                                 framesPerSecond: remote.video == nil ? nil : framesPerSecond)
+            s.members[id] = remote.displayName
+            return remote
         }
     }
 

@@ -10,15 +10,29 @@ import Synchronization
 /// `parley join`: a participant in a room on a Janus server.
 let joinCommand = Command(
     name: "join",
-    summary: "Join a room on a Janus server (VideoRoom or AudioBridge) as a plain-RTP participant",
+    summary: "Join a room on a Janus server (VideoRoom or AudioBridge) over WebRTC, or as a plain-RTP participant",
     help: """
         Usage: parley join --janus URL --room ID --name NAME [--plugin videoroom|audiobridge]
                            [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m] [--pin PIN]
                            [--events FILE.jsonl] [--output FILE.wav] [--output-each DIR]
-                           [--no-tui] [--srtp] [--wait-for COUNT] [--timeout S] [--muted]
+                           [--no-tui] [--wait-for COUNT] [--timeout S] [--muted]
+                           [--transport webrtc|rtp] [--ice-address ADDR[,ADDR...]] [--srtp]
 
         Joins room ID of the Janus server whose HTTP API is at URL (for example
-        http://127.0.0.1:8088/janus) and takes part through plain RTP:
+        http://127.0.0.1:8088/janus).
+
+        Over WebRTC (the default), as a browser takes part: ICE, DTLS-SRTP, Janus's JSEP.
+        - the local audio (Opus, 20 ms, the RFC 6464 level with the talking detector's voice
+          flag) and, with --video, VP8 are published as a VideoRoom publisher named NAME;
+        - every other publisher, browsers included, is received in one subscriber
+          PeerConnection (Janus's offer, renegotiated as publishers come and go) through the
+          library's call session: jitter buffer, concealment, talking events from Parley's VAD
+          on each one's decoded audio, the dominant speaker;
+        - a publisher that unpublishes or leaves the room leaves the call at once.
+        Candidates are gathered on every interface but the loopback (Janus takes no loopback
+        candidate), or on the addresses of --ice-address.
+
+        With --transport rtp it takes part through plain RTP, by the server's side doors:
         - the local audio (Opus, 20 ms, the RFC 6464 level with the talking detector's voice
           flag) and, with --video, VP8 are published as a VideoRoom "remote publisher" named
           NAME; its RTP timestamps count from the start of the source, so the others place its
@@ -33,9 +47,10 @@ let joinCommand = Command(
         Leaving (the source ended and everyone else left, Ctrl-C, SIGTERM) stops the forwarders
         it asked for and removes its remote publisher.
 
-        With --plugin audiobridge it joins an AudioBridge room (one created with
-        allow_rtp_participants) as a plain-RTP participant: its audio goes to Janus's mixer and
-        the room's mix of everyone else comes back as one stream, shown as the participant "mix"
+        With --plugin audiobridge it joins an AudioBridge room over WebRTC (with --transport
+        rtp: as a plain-RTP participant, in a room created with allow_rtp_participants): its
+        audio goes to Janus's mixer and the room's mix of everyone else comes back as one
+        stream, shown as the participant "mix"
         (its talking from Parley's VAD on the mix). The room's participants joining and leaving
         and Janus's own talking decisions (from the RFC 6464 levels each participant sends) are
         printed beside them and written to --events as "janus_joined", "janus_left",
@@ -61,22 +76,26 @@ let joinCommand = Command(
                                 mono, from this participant's start) and the pictures it shows
                                 of them to DIR/NAME.y4m
           --no-tui              plain text: one line per event, instead of the live grid
-          --srtp                have Janus forward the others' media as SRTP (AES_CM_128_HMAC_SHA1_80)
-                                under a key generated here (never printed)
-          --wait-for COUNT      start sending once COUNT publishers (this one included) are in
-                                the room and Janus forwards this one's audio to each of the
-                                others (at most 120 s; default 1: at once)
+          --wait-for COUNT      start sending once COUNT publishers (this one included, browsers
+                                counted) are in the room and received (with --transport rtp:
+                                also once Janus forwards this one's audio to each of the
+                                others) (at most 120 s; default 1: at once)
           --timeout S           seconds without a packet before a participant counts as gone
                                 (default 5)
           --muted               join muted (AudioBridge: Janus leaves this participant out of
                                 the mix; either plugin: talking shows as talking while muted).
                                 On the grid the key m toggles mute and q leaves; SIGUSR1 also
                                 toggles mute (kill -USR1 PID)
-          --receive-port PORT   the local UDP port the room's media arrive on (default: any free)
+          --transport KIND      webrtc (the default) or rtp
+          --ice-address ADDRS   WebRTC: the IP addresses (comma-separated) to gather ICE
+                                candidates on (default: every interface but the loopback)
+          --srtp                rtp: have Janus forward the others' media as SRTP
+                                (AES_CM_128_HMAC_SHA1_80) under a key generated here (never printed)
+          --receive-port PORT   rtp: the local UDP port the room's media arrive on (default: any free)
           --forward-to HOST[:PORT]
-                                the address Janus sends the media to, when it cannot reach this
-                                machine directly (a NAT's forwarded port, a relay); default: this
-                                machine's address towards Janus and the receive port
+                                rtp: the address Janus sends the media to, when it cannot reach
+                                this machine directly (a NAT's forwarded port, a relay); default:
+                                this machine's address towards Janus and the receive port
 
         Prints the events (or shows the grid), then what was sent and received.
         Exit status: 0 the call ended normally, 1 Janus could not be reached or went away, the
@@ -101,6 +120,10 @@ private struct JoinOptions {
     var timeout = 5.0
     var audioBridge = false
     var muted = false
+    /// Over WebRTC (else plain RTP).
+    var webRTC = true
+    /// Where ICE gathers candidates (empty: every interface but the loopback).
+    var iceAddresses: [String] = []
     /// The local UDP port Janus's media arrive on (0: any free port).
     var receivePort: UInt16 = 0
     /// Where Janus sends this participant's media, when not straight to it (a NAT's or a
@@ -110,7 +133,8 @@ private struct JoinOptions {
 
 private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> JoinOptions {
     let s = try ArgumentScanner(args, valued: ["janus", "room", "name", "plugin", "audio", "video", "pin", "events", "output",
-                                               "output-each", "wait-for", "timeout", "receive-port", "forward-to"],
+                                               "output-each", "wait-for", "timeout", "receive-port", "forward-to", "transport",
+                                               "ice-address"],
                                 flagNames: ["no-tui", "srtp", "muted"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard let u = s.value("janus") else { throw .init(description: "missing --janus URL") }
@@ -137,9 +161,24 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         }
         o.video = kind
     }
+    let transport = s.value("transport") ?? "webrtc"
+    guard ["webrtc", "rtp"].contains(transport) else {
+        throw .init(description: "--transport takes webrtc or rtp, got '\(transport)'")
+    }
+    o.webRTC = transport == "webrtc"
+    if o.webRTC {
+        for unsupported in ["srtp", "receive-port", "forward-to"] where s.value(unsupported) != nil || s.flag(unsupported) {
+            throw .init(description: "--\(unsupported) is for --transport rtp (WebRTC's media are always encrypted, on ports ICE finds)")
+        }
+    } else if s.value("ice-address") != nil {
+        throw .init(description: "--ice-address is for --transport webrtc")
+    }
+    if let list = s.value("ice-address") {
+        o.iceAddresses = list.split(separator: ",").map(String.init)
+    }
     if o.audioBridge {
         for unsupported in ["video", "srtp", "output-each", "wait-for"] where s.value(unsupported) != nil || s.flag(unsupported) {
-            throw .init(description: "--\(unsupported) is for --plugin videoroom (an AudioBridge room mixes audio only, in plain RTP)")
+            throw .init(description: "--\(unsupported) is for --plugin videoroom (an AudioBridge room mixes audio only)")
         }
     }
     o.pin = s.value("pin")
@@ -211,7 +250,9 @@ private func join(_ o: JoinOptions) throws -> Int32 {
     // The camera first: its size goes into the published stream's description.
     var camera = try CallCamera(o.video, clock: clock)
     let wavRate = try joinWAVRate(o)
-    var options = JanusRoom.Options(server: o.janus, room: o.room, name: o.name, plugin: o.audioBridge ? .audioBridge : .videoRoom)
+    var options = JanusRoom.Options(server: o.janus, room: o.room, name: o.name, plugin: o.audioBridge ? .audioBridge : .videoRoom,
+                                    transport: o.webRTC ? .webRTC : .plainRTP)
+    options.iceAddresses = o.iceAddresses
     options.pin = o.pin
     options.muted = o.muted
     options.srtp = o.srtp
@@ -374,7 +415,10 @@ private func printJoinReport(_ call: RoomCall) {
         print("srtp_verified: \(srtp.unprotected)")
         for (k, v) in srtpReport(srtp) { print("\(k): \(v)") }
     }
-    if let v = session.localVideoStatistics { print(callVideoSentLine(v, ssrc: VideoRoomHandle.remotePublisherSSRC(mindex: 1))) }
+    if let state = call.webRTCState, let w = call.webRTCStatistics {
+        print("webrtc: \(state), \(w.srtp.protected) packets protected, \(w.sendsDroppedUnkeyed) dropped before the keys")
+    }
+    if let v = session.localVideoStatistics { print(callVideoSentLine(v, ssrc: call.videoConfiguration().ssrc)) }
 }
 
 /// The sample rate of `--audio` when it is a WAV file (checked: mono, a rate Opus takes).

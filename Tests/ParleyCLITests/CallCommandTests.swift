@@ -7,17 +7,7 @@ import Foundation
 import Testing
 
 @Suite(.serialized, .tags(.realTime)) struct CallCommandTests {
-    private func events(_ path: URL) throws -> [[String: Any]] {
-        try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map { line in
-            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        }
-    }
 
-    /// Onsets of `participant`'s talks in an events file.
-    private func onsets(_ all: [[String: Any]], of participant: String) -> [Double] {
-        all.filter { $0["type"] as? String == "talking" && $0["participant"] as? String == participant }
-            .compactMap { $0["start"] as? Double }
-    }
 
     @Test func twoCallsOnLoopbackHearEachOtherAndSeeTheOfflineTurns() throws {
         let files = try detectConversationFiles()
@@ -72,11 +62,11 @@ import Testing
         // the received stream), each within 150 ms of the offline detector, none extra; the peer
         // joins and leaves.
         for (name, peer) in [("carlo", "armelle"), ("armelle", "carlo")] {
-            let all = try events(dir.appendingPathComponent("\(name).jsonl"))
+            let all = try interopEvents(dir.appendingPathComponent("\(name).jsonl"))
             #expect(all.contains { $0["type"] as? String == "joined" && $0["participant"] as? String == peer })
             #expect(all.contains { $0["type"] as? String == "left" && $0["participant"] as? String == peer })
             for who in [name, peer] {
-                let live = onsets(all, of: who)
+                let live = interopOnsets(all, of: who)
                 let offline = reference.filter { $0.participant == who }
                 #expect(live.count == offline.count, "\(name) sees \(who) talk at \(live), offline \(offline.map(\.start))")
                 for seg in offline {
@@ -240,7 +230,7 @@ import Testing
         #expect(a.wait(seconds: 30) == 0, "a: \(a.output)")
         #expect(b.wait(seconds: 30) == 0, "b: \(b.output)")
         for me in ["a", "b"] {
-            let all = try events(dir.appendingPathComponent("\(me).jsonl"))
+            let all = try interopEvents(dir.appendingPathComponent("\(me).jsonl"))
             let joined = all.filter { $0["type"] as? String == "joined" }
             #expect(joined.count == 2 && joined.allSatisfy { $0["participant"] as? String == "vm" }, "\(joined)")
             let peer = try #require(joined.compactMap { $0["id"] as? String }.first, "\(joined)")

@@ -4,6 +4,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Testing
 #endif
 
 /// The package root, found from this file's path.
@@ -422,4 +423,51 @@ func interopSpeechWindowCorrelation(source: [Float], heard: [Float], maxLag: Int
     }
     guard !windows.isEmpty else { return (0, 0, lag) }
     return (windows.sorted()[windows.count / 2], windows.count, lag)
+}
+
+/// The lines of a `--events` JSON-lines file, as objects.
+func interopEvents(_ path: URL) throws -> [[String: Any]] {
+    try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map { line in
+        try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+}
+
+/// Onsets (`start`) of `participant`'s talks in a `--events` file's lines.
+func interopOnsets(_ all: [[String: Any]], of participant: String) -> [Double] {
+    all.filter { $0["type"] as? String == "talking" && $0["participant"] as? String == participant }
+        .compactMap { $0["start"] as? Double }
+}
+
+/// `participant`'s talks in a `--events` file's lines, `start` to `end` (a talk not ended
+/// before the file does ends at `end`).
+func interopTalks(_ all: [[String: Any]], of participant: String, until end: Double) -> [(start: Double, end: Double)] {
+    var talks: [(start: Double, end: Double)] = []
+    var open: Double?
+    for e in all where e["participant"] as? String == participant {
+        switch e["type"] as? String {
+        case "talking": open = e["start"] as? Double
+        case "silent":
+            if let s = open, let t = e["end"] as? Double { talks.append((s, t)) }
+            open = nil
+        default: break
+        }
+    }
+    if let s = open { talks.append((s, end)) }
+    return talks
+}
+
+/// Frame F1 (10 ms frames) of talks `found` against `truth`, over `0..<seconds`.
+func interopFrameF1(_ found: [(start: Double, end: Double)], _ truth: [(start: Double, end: Double)], seconds: Double) -> Double {
+    let frames = Int(seconds * 100)
+    func mask(_ talks: [(start: Double, end: Double)]) -> [Bool] {
+        var m = [Bool](repeating: false, count: max(frames, 0))
+        for t in talks {
+            let a = max(0, Int((t.start * 100).rounded())), b = min(frames, Int((t.end * 100).rounded()))
+            if a < b { for i in a..<b { m[i] = true } }
+        }
+        return m
+    }
+    let f = mask(found), r = mask(truth)
+    let tp = zip(f, r).filter { $0 && $1 }.count, fp = zip(f, r).filter { $0 && !$1 }.count, fn = zip(f, r).filter { !$0 && $1 }.count
+    return tp == 0 ? 0 : 2 * Double(tp) / Double(2 * tp + fp + fn)
 }

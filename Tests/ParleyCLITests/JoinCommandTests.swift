@@ -12,11 +12,6 @@ import Synchronization
 @Suite(.serialized, .tags(.realTime), .enabled(if: JanusServer.binaryPath != nil,
                              "janus is not installed (apt-get install janus): the room tests are skipped"))
 struct JoinCommandTests {
-    private func events(_ path: URL) throws -> [[String: Any]] {
-        try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map { line in
-            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        }
-    }
 
     /// Remote publishers in the room, by display name.
     private func publishers(_ room: VideoRoomHandle, _ id: UInt64) async throws -> [String] {
@@ -26,7 +21,7 @@ struct JoinCommandTests {
     private func join(_ name: String, _ audio: URL, server: JanusServer, room: UInt64, waitFor: Int = 3, extra: [String] = [],
                       in dir: URL) throws -> InteropChild {
         try InteropChild(interopParleyBinary,
-                         ["join", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--name", name,
+                         ["join", "--transport", "rtp", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--name", name,
                           "--audio", audio.path, "--events", "\(name).jsonl", "--output", "\(name)-mix.wav",
                           "--output-each", "\(name)-heard", "--no-tui", "--wait-for", "\(waitFor)"] + extra,
                          in: dir, name: "join-\(name)")
@@ -74,7 +69,7 @@ struct JoinCommandTests {
             }
 
             for name in names {
-                let all = try events(dir.appendingPathComponent("\(name).jsonl"))
+                let all = try interopEvents(dir.appendingPathComponent("\(name).jsonl"))
                 for other in names where other != name {
                     // Joined and left; every turn of the other, as Janus forwarded it, within
                     // 150 ms of the offline detector on the other's file (its own media time).
@@ -153,7 +148,7 @@ struct JoinCommandTests {
             let room = try await bridge.createRoom(.init(room: 8180, samplingRate: 16_000, allowRTPParticipants: true))
             let children = try zip(names, files).map { name, file in
                 try InteropChild(interopParleyBinary,
-                                 ["join", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString, "--room", "\(room)",
+                                 ["join", "--transport", "rtp", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString, "--room", "\(room)",
                                   "--name", name, "--audio", file.path, "--events", "\(name).jsonl", "--output", "\(name)-mix.wav",
                                   "--no-tui"] + (name == "reader" ? ["--muted"] : []), in: dir, name: "bridge-\(name)")
             }
@@ -292,7 +287,7 @@ struct JoinCommandTests {
             let room = try await bridge.createRoom(.init(room: 8190, samplingRate: 16_000, allowRTPParticipants: true))
             let terminal = try InteropTerminal()
             let child = try InteropChild(interopParleyBinary,
-                                         ["join", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString,
+                                         ["join", "--transport", "rtp", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString,
                                           "--room", "\(room)", "--name", "keys", "--audio", audio.path, "--output", "mix.wav", "--muted"],
                                          in: dir, name: "join-keys", terminal: terminal.device)
             /// Waits until Janus lists the participant with `muted`, or it has left (nil).
@@ -325,7 +320,7 @@ struct JoinCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let audio = try #require(try detectConversationFiles().first)
         let port = try JanusServer.freePort()
-        let down = try InteropChild(interopParleyBinary, ["join", "--janus", "http://127.0.0.1:\(port)/janus", "--room", "1",
+        let down = try InteropChild(interopParleyBinary, ["join", "--transport", "rtp", "--janus", "http://127.0.0.1:\(port)/janus", "--room", "1",
                                                          "--name", "a", "--audio", audio.path, "--no-tui"], in: dir, name: "join-down")
         #expect(down.wait(seconds: 30) == 1)
         #expect(down.output.contains("connection refused"), "\(down.output)")
@@ -335,12 +330,12 @@ struct JoinCommandTests {
             try await janus.createSession()
             let videoRoom = try await VideoRoomHandle.attach(janus)
             let room = try await videoRoom.createRoom(.init(room: 6160, description: "pinned", publishers: 3, pin: "right"))
-            let missing = try InteropChild(interopParleyBinary, ["join", "--janus", server.baseURL.absoluteString, "--room", "999",
+            let missing = try InteropChild(interopParleyBinary, ["join", "--transport", "rtp", "--janus", server.baseURL.absoluteString, "--room", "999",
                                                                 "--name", "a", "--audio", audio.path, "--no-tui", "--output", "m.wav"],
                                            in: dir, name: "join-missing")
             #expect(missing.wait(seconds: 30) == 1)
             #expect(missing.output.contains("room 999 does not exist"), "\(missing.output)")
-            let wrong = try InteropChild(interopParleyBinary, ["join", "--janus", server.baseURL.absoluteString, "--room", "\(room)",
+            let wrong = try InteropChild(interopParleyBinary, ["join", "--transport", "rtp", "--janus", server.baseURL.absoluteString, "--room", "\(room)",
                                                               "--name", "a", "--pin", "wrong", "--audio", audio.path, "--no-tui",
                                                               "--output", "w.wav"], in: dir, name: "join-pin")
             #expect(wrong.wait(seconds: 30) == 1)
@@ -382,7 +377,7 @@ struct JoinCommandTests {
             let removed = try #require(ghostGone, "Janus still lists \(names[0]) 15 s after it died")
             #expect(removed < .seconds(5))
             #expect(children[1].wait(seconds: 45) == 0, "\(children[1].output)")
-            let events = try events(dir.appendingPathComponent("\(names[1]).jsonl"))
+            let events = try interopEvents(dir.appendingPathComponent("\(names[1]).jsonl"))
             let left = try #require(events.first { $0["type"] as? String == "left" && $0["participant"] as? String == names[0] }?["t"] as? Double,
                                     "\(names[1]) never saw \(names[0]) leave")
             // Media time counts from the start of sending, which follows "both listed" by a
@@ -407,7 +402,7 @@ struct JoinCommandTests {
         let names = files.prefix(2).map { $0.deletingPathExtension().lastPathComponent }
         let children = try zip(names, files).map { name, file in
             try InteropChild(interopParleyBinary,
-                             ["join", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--name", name,
+                             ["join", "--transport", "rtp", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--name", name,
                               "--audio", file.path, "--events", "\(name).jsonl", "--output", "\(name)-mix.wav",
                               "--no-tui", "--wait-for", "2"], in: dir, name: "join-gone-\(name)")
         }

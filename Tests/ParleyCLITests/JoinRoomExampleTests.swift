@@ -1,12 +1,15 @@
 // The `join-room` example (Examples/JoinRoom) against a real Janus: two of them in one VideoRoom
-// see each other join and talk, and leave cleanly.
+// see each other join and talk over WebRTC, and leave cleanly. Run inside the network namespace
+// of scripts/netns.sh (Janus refuses loopback ICE candidates), as scripts/test.sh does.
 
 import Foundation
 import Testing
 import JanusTestSupport
 import ParleyJanus
 
-@Suite(.serialized, .enabled(if: JanusServer.binaryPath != nil,
+@Suite(.serialized, .enabled(if: NetworkNamespace.isInside,
+                             "runs inside the network namespace of scripts/netns.sh (unshare -n, as root), as scripts/test.sh does"),
+       .enabled(if: JanusServer.binaryPath != nil,
                              "janus is not installed (apt-get install janus): the room tests are skipped"))
 struct JoinRoomExampleTests {
     @Test func twoExampleClientsInAVideoRoomSeeEachOtherJoinAndTalk() async throws {
@@ -15,7 +18,7 @@ struct JoinRoomExampleTests {
         #expect(files.count == 2)
         let dir = try interopDirectory("join-room")
         defer { try? FileManager.default.removeItem(at: dir) }
-        try await JanusServer.with { server in
+        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
             let janus = JanusClient(baseURL: server.baseURL)
             try await janus.createSession()
             let videoRoom = try await VideoRoomHandle.attach(janus)

@@ -5,11 +5,6 @@ import Testing
 @Suite struct RoomCommandTests {
     static let files = (try? detectConversationFiles().map(\.path)) ?? []
 
-    private func events(_ path: URL) throws -> [[String: Any]] {
-        try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map { line in
-            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        }
-    }
 
     /// The default and `--talking sender` (the senders' RFC 6464 V bits): every turn within 100 ms
     /// of `parley detect --meeting`. `--talking receiver`: the test below.
@@ -25,7 +20,7 @@ import Testing
         let room = try runDetectCLI(["room"] + Self.files + ["--loss", "5", "--jitter", "30", "--seed", "42",
                                                              "--speed", "max", "--no-tui", "--events", jsonl.path] + talking)
         #expect(room.status == 0, "\(room.stderr)")
-        let all = try events(jsonl)
+        let all = try interopEvents(jsonl)
         for e in all {
             #expect(e["t"] is Double && e["type"] is String && e.keys.contains("participant"))
             #expect(["joined", "left", "talking", "silent", "dominant", "muted", "unmuted"].contains(e["type"] as! String))
@@ -66,7 +61,7 @@ import Testing
                                                                  "--speed", "max", "--no-tui", "--events", jsonl.path,
                                                                  "--talking", "receiver"])
             #expect(room.status == 0, "\(room.stderr)")
-            let talking = try events(jsonl).filter { $0["type"] as? String == "talking" }
+            let talking = try interopEvents(jsonl).filter { $0["type"] as? String == "talking" }
             #expect(talking.count == reference.count, "seed \(seed): \(talking.count) turns, offline \(reference.count)")
             for seg in reference {
                 let starts = talking.filter { $0["participant"] as? String == seg.participant }.compactMap { $0["start"] as? Double }

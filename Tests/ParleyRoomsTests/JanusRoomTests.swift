@@ -64,8 +64,8 @@ struct JanusRoomTests {
         try await JanusServer.with { server in
             let (janus, videoRoom) = try await admin(server)
             let id = try await videoRoom.createRoom(.init(room: 4100, publishers: 4))
-            let ann = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "ann"))
-            let bob = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "bob"))
+            let ann = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "ann", transport: .plainRTP))
+            let bob = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "bob", transport: .plainRTP))
             #expect(bob.members == ["ann", "bob"], "bob sees who published before it")
             async let annHeard = runCall(ann, publishing: "reader.wav", seconds: 4)
             async let bobHeard = runCall(bob, publishing: "carlo.wav", seconds: 4)
@@ -87,7 +87,7 @@ struct JanusRoomTests {
         try await JanusServer.with { server in
             let (janus, videoRoom) = try await admin(server)
             let id = try await videoRoom.createRoom(.init(room: 4200, publishers: 2, pin: "right"))
-            var wrong = JanusRoom.Options(server: server.baseURL, room: id, name: "eve")
+            var wrong = JanusRoom.Options(server: server.baseURL, room: id, name: "eve", transport: .plainRTP)
             wrong.pin = "wrong"
             await #expect {
                 try await JanusRoom.join(wrong)
@@ -98,7 +98,7 @@ struct JanusRoomTests {
             #expect(try await videoRoom.listParticipants(room: id).isEmpty, "nothing left behind")
             for plugin in [JanusRoom.Plugin.videoRoom, .audioBridge] {
                 await #expect {
-                    try await JanusRoom.join(.init(server: server.baseURL, room: 999, name: "eve", plugin: plugin))
+                    try await JanusRoom.join(.init(server: server.baseURL, room: 999, name: "eve", plugin: plugin, transport: .plainRTP))
                 } throws: { error in
                     guard case RoomError.noSuchRoom(let room, _) = error else { return false }
                     return room == 999 && "\(error)".contains("room 999 does not exist")
@@ -109,7 +109,7 @@ struct JanusRoomTests {
         // Nothing listens any more: the server cannot be reached.
         let port = try JanusServer.freePort()
         await #expect {
-            try await JanusRoom.join(.init(server: URL(string: "http://127.0.0.1:\(port)/janus")!, room: 1, name: "eve"))
+            try await JanusRoom.join(.init(server: URL(string: "http://127.0.0.1:\(port)/janus")!, room: 1, name: "eve", transport: .plainRTP))
         } throws: { error in
             guard case RoomError.server(.connectionRefused) = error else { return false }
             return true
@@ -120,7 +120,7 @@ struct JanusRoomTests {
         let server = try await JanusServer()
         let (_, videoRoom) = try await admin(server)
         let id = try await videoRoom.createRoom(.init(room: 4300, publishers: 2))
-        let ann = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "ann"))
+        let ann = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "ann", transport: .plainRTP))
         let notes = Task { () -> [RoomNote] in
             var all: [RoomNote] = []
             for await note in ann.notes { all.append(note) }
@@ -143,6 +143,94 @@ struct JanusRoomTests {
         } throws: { error in
             guard case RoomError.serverGone = error else { return false }
             return true
+        }
+    }
+}
+
+/// The same over WebRTC (ICE, DTLS-SRTP, Janus's JSEP), inside the network namespace of
+/// scripts/netns.sh (Janus refuses loopback candidates).
+@Suite(.serialized, .enabled(if: NetworkNamespace.isInside,
+                             "runs inside the network namespace of scripts/netns.sh (unshare -n, as root), as scripts/test.sh does"),
+       .enabled(if: JanusServer.binaryPath != nil, "janus is not installed (apt-get install janus): the room tests are skipped"))
+struct RoomsOverWebRTCTests {
+    private func options(_ server: JanusServer, room: UInt64, name: String,
+                         plugin: JanusRoom.Plugin = .videoRoom) throws -> JanusRoom.Options {
+        var o = JanusRoom.Options(server: server.baseURL, room: room, name: name, plugin: plugin)
+        o.iceAddresses = [try #require(NetworkNamespace.address)]
+        return o
+    }
+
+    /// Two participants publish and subscribe over WebRTC: each hears the other under its
+    /// name; the second subscribes to the first at once, the first to the second when it
+    /// publishes (Janus's renegotiated offer); leaving leaves nothing behind.
+    @Test func twoParticipantsInAVideoRoomHearEachOther() async throws {
+        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
+            let (janus, videoRoom) = try await admin(server)
+            let id = try await videoRoom.createRoom(.init(room: 4400, publishers: 4))
+            let started = ContinuousClock.now
+            let ann = try await JanusRoom.join(try options(server, room: id, name: "ann"))
+            let joined = ContinuousClock.now - started
+            let bob = try await JanusRoom.join(try options(server, room: id, name: "bob"))
+            #expect(bob.destination.contains("over WebRTC"))
+            async let annHeard = runCall(ann, publishing: "reader.wav", seconds: 5)
+            async let bobHeard = runCall(bob, publishing: "carlo.wav", seconds: 5)
+            let (a, b) = try await (annHeard, bobHeard)
+            #expect(Array(a.packets.keys) == ["bob"] && Array(b.packets.keys) == ["ann"], "\(a.packets) \(b.packets)")
+            #expect((a.packets["bob"] ?? 0) > 150 && (b.packets["ann"] ?? 0) > 150, "\(a.packets) \(b.packets)")
+            #expect((a.energy["bob"] ?? 0) > 1e9 && (b.energy["ann"] ?? 0) > 1e9, "\(a.energy) \(b.energy)")
+            #expect(await ann.leave() == [])
+            #expect(await bob.leave() == [])
+            #expect(try await videoRoom.listParticipants(room: id).isEmpty)
+            try await janus.destroy()
+            print("rooms over WebRTC: join (publisher answered) in \(joined); ann heard \(a.packets), bob heard \(b.packets)")
+        }
+    }
+
+    /// Two participants in an AudioBridge over WebRTC: each hears the mix of the other.
+    @Test func twoParticipantsInAnAudioBridgeHearTheMix() async throws {
+        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let bridge = try await AudioBridgeHandle.attach(janus)
+            let id = try await bridge.createRoom(.init(room: 4500, samplingRate: 16_000))
+            let ann = try await JanusRoom.join(try options(server, room: id, name: "ann", plugin: .audioBridge))
+            let bob = try await JanusRoom.join(try options(server, room: id, name: "bob", plugin: .audioBridge))
+            #expect(bob.members == ["ann", "bob"])
+            async let annHeard = runCall(ann, publishing: "reader.wav", seconds: 4)
+            async let bobHeard = runCall(bob, publishing: "carlo.wav", seconds: 4)
+            let (a, b) = try await (annHeard, bobHeard)
+            #expect(Array(a.packets.keys) == ["mix"] && Array(b.packets.keys) == ["mix"], "\(a.packets) \(b.packets)")
+            // bob hears reader's talk (0.4-3.4 s) in the mix; ann hears carlo's (2.0-2.5 s).
+            #expect((b.energy["mix"] ?? 0) > 1e9 && (a.energy["mix"] ?? 0) > 1e8, "\(a.energy) \(b.energy)")
+            #expect(await ann.leave() == [])
+            #expect(await bob.leave() == [])
+            #expect(try await bridge.listParticipants(room: id).isEmpty)
+            try await janus.destroy()
+        }
+    }
+
+    @Test func aWrongPinIsATypedErrorOverWebRTCToo() async throws {
+        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
+            let (janus, videoRoom) = try await admin(server)
+            let id = try await videoRoom.createRoom(.init(room: 4600, publishers: 2, pin: "right"))
+            var wrong = try options(server, room: id, name: "eve")
+            wrong.pin = "wrong"
+            await #expect {
+                try await JanusRoom.join(wrong)
+            } throws: { error in
+                guard case RoomError.wrongPin(let room, _) = error else { return false }
+                return room == id
+            }
+            var srtp = try options(server, room: id, name: "eve")
+            srtp.srtp = true
+            await #expect {
+                try await JanusRoom.join(srtp)
+            } throws: { error in
+                guard case RoomError.invalidOptions(let text) = error else { return false }
+                return text.contains("plain RTP")
+            }
+            #expect(try await videoRoom.listParticipants(room: id).isEmpty, "nothing left behind")
+            try await janus.destroy()
         }
     }
 }
