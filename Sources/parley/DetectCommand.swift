@@ -368,7 +368,7 @@ private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?
     -> [OfflineDetectionRequest] {
     let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
     let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
-    let inputs = queue.all()
+    let inputs = janusRecordingsPlaced(queue.all(), meeting: inv.meeting)
     if let e = queue.listError { throw DetectOutputError(message: "\(e)") }
     let names = uniqueParticipantNames(inputs.map(\.path))
     return zip(inputs, names).map { input, name in
@@ -377,6 +377,31 @@ private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?
                                 fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
                                 rawFormat: input.isStandardInput ? inv.inputFormat : nil)
     }
+}
+
+/// The inputs with Janus recordings (`.mjr`, recognised by their bytes) sorted out: a video or
+/// data recording is left out with a note on stderr; with `meeting`, an audio one is placed on
+/// the room's timeline at its recorded start (its first packet's time), the earliest recording
+/// given (of any kind) at 0, plus the offset given with it. One whose header cannot be read
+/// stays, for its analysis to report.
+private func janusRecordingsPlaced(_ inputs: [DetectInput], meeting: Bool) -> [DetectInput] {
+    let headers = inputs.map { input -> MJRHeader? in
+        input.isStandardInput ? nil : (try? janusRecordingHeader(path: input.path)) ?? nil
+    }
+    let origin = headers.compactMap { $0?.startMicroseconds }.min() ?? 0
+    var kept: [DetectInput] = []
+    for (input, header) in zip(inputs, headers) {
+        guard let header else { kept.append(input); continue }
+        guard header.kind == .audio else {
+            printError("parley detect: \(input.path): a Janus \(header.kind == .video ? "video" : "data") recording "
+                       + "(\(header.codec)), no audio: skipped")
+            continue
+        }
+        var placed = input
+        if meeting { placed.offset += Double(header.startMicroseconds - origin) / 1e6 }
+        kept.append(placed)
+    }
+    return kept
 }
 
 /// Analyses `requests` on `jobs` threads with a progress line on a terminal; with
