@@ -17,9 +17,10 @@ import ParleyRTP
 /// a recording decodes as fast as the CPU allows, the same way each time.
 ///
 /// **Timeline.** Sample 0 is the first packet's media time (its RTP timestamp), which Janus
-/// wrote at ``MJRHeader/startMicroseconds``. The output follows the RTP timestamps: where the
-/// jitter buffer's playout drifts more than 20 ms from the media time of what it plays (time
-/// stretching, a waiting concealment), silence is inserted or samples are dropped, so a
+/// wrote at ``MJRHeader/startMicroseconds``. The output follows the RTP timestamps: the jitter
+/// buffer does not time-stretch here (offline, nothing needs to catch up), and where its
+/// playout still drifts more than 20 ms from the media time of what it plays (a concealment
+/// waiting for a late packet), silence is inserted or samples are dropped, so a
 /// sound at media time `t` is at sample `t * sampleRate` within 20 ms. Gaps in the
 /// recording (a muted participant, DTX) come out as silence of their length.
 ///
@@ -102,6 +103,9 @@ public final class JanusRecordingAudio {
         var configuration = AudioReceiveConfiguration()
         configuration.sampleRate = sampleRate
         configuration.analysis = false
+        // No time stretching: offline, playout need not catch up with a listener's clock, and
+        // the audio keeps its media timing (a stretch would move what follows it).
+        configuration.jitterBuffer.stretchThresholdMs = configuration.jitterBuffer.maximumDelayMs
         var r = reader
         var first: [UInt8] = []
         var firstPacket: MJRPacket?

@@ -1,0 +1,106 @@
+// `parley detect --meeting` over the .mjr files a real Janus (the Debian package, started per
+// test on 127.0.0.1) recorded of an AudioBridge room (`mjrs`: one recording per participant)
+// where three `parley join` participants spoke different SampleMedia files, joining at
+// different times.
+
+import Foundation
+import Testing
+import JanusTestSupport
+import ParleyJanus
+import ParleyMedia
+
+@Suite(.serialized, .tags(.realTime), .enabled(if: JanusServer.binaryPath != nil,
+                             "janus is not installed (apt-get install janus): the recording test is skipped"))
+struct DetectJanusRecordingTests {
+    /// `file,participant,start_s,end_s` rows of `parley detect --format csv`, by participant.
+    private func segments(_ csv: String) -> [String: [(Double, Double)]] {
+        var out: [String: [(Double, Double)]] = [:]
+        for line in csv.split(separator: "\n").dropFirst() {
+            let f = line.split(separator: ",")
+            guard f.count == 4, let a = Double(f[2]), let b = Double(f[3]) else { continue }
+            out[String(f[1]), default: []].append((a, b))
+        }
+        return out
+    }
+
+    @Test func aRoomJanusRecordedGivesEachParticipantsTalkAtItsTrueOffset() async throws {
+        let media = try #require(try detectConversationFiles().first).deletingLastPathComponent().deletingLastPathComponent()
+        let dir = try interopDirectory("detect-mjr")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Three sources: the two speech samples and the first 7 s of a conversation part
+        // (its talk at 4.0-6.05 s), joining 0, 1.2 and 2.4 s apart.
+        let armelle = try readInteropWAV(media.appendingPathComponent("conversation/armelle.wav"))
+        let armelleShort = dir.appendingPathComponent("armelle.wav")
+        try writeInteropWAV(armelleShort, sampleRate: armelle.sampleRate, samples: Array(armelle.samples.prefix(7 * armelle.sampleRate)))
+        let sources = [("speech16", media.appendingPathComponent("speech/speech-16k.wav")), ("armelle", armelleShort),
+                       ("speech48", media.appendingPathComponent("speech/speech-48k.wav"))]
+        let recordings = dir.appendingPathComponent("room")
+        try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+
+        var displays: [UInt64: String] = [:]
+        try await JanusServer.with { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let bridge = try await AudioBridgeHandle.attach(janus)
+            let room: UInt64 = 8280
+            _ = try await janus.send(message: ["request": "create", "room": .int(Int64(room)), "sampling_rate": 16_000,
+                                               "allow_rtp_participants": true, "mjrs": true,
+                                               "mjrs_dir": .string(recordings.path)], to: bridge.id)
+            var children: [InteropChild] = []
+            for (k, (name, file)) in sources.enumerated() {
+                if k > 0 { try await Task.sleep(for: .seconds(1.2)) }
+                children.append(try InteropChild(interopParleyBinary,
+                                                 ["join", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString,
+                                                  "--room", "\(room)", "--name", name, "--audio", file.path,
+                                                  "--output", "\(name)-mix.wav", "--no-tui", "--timeout", "1"],
+                                                 in: dir, name: "mjr-\(name)"))
+            }
+            let start = ContinuousClock.now
+            while !children.allSatisfy(\.hasExited), ContinuousClock.now - start < .seconds(40) {
+                for p in try await bridge.listParticipants(room: room) { if let d = p.display { displays[p.id] = d } }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            for child in children { #expect(child.wait(seconds: 20) == 0, "\(child.name): \(child.output)") }
+            try await janus.destroy()
+        }
+
+        // audiobridge-<room>-user-<id>-<time>-audio.mjr, one per participant.
+        let files = try FileManager.default.contentsOfDirectory(atPath: recordings.path).filter { $0.hasSuffix(".mjr") }.sorted()
+        #expect(files.count == 3, "\(files)")
+        var participantOf: [String: String] = [:]   // stem -> source name
+        var starts: [String: Int64] = [:]
+        for f in files {
+            let fields = f.split(separator: "-")
+            let id = try #require(fields.firstIndex(of: "user").flatMap { UInt64(fields[$0 + 1]) }, "\(f)")
+            let stem = String(f.dropLast(4))
+            let display = displays[id] ?? ""
+            #expect(!display.isEmpty, "no participant \(id) seen: \(displays)")
+            participantOf[stem] = display
+            starts[stem] = try MJRReader(path: recordings.appendingPathComponent(f).path).header.startMicroseconds
+        }
+        let origin = try #require(starts.values.min())
+
+        let room = try runDetectCLI(["detect", "--meeting", "--format", "csv"] + files.map { recordings.appendingPathComponent($0).path })
+        #expect(room.status == 0, "\(room.stderr)")
+        let found = segments(room.stdout)
+        var report: [String] = []
+        for (stem, name) in participantOf.sorted(by: { $0.value < $1.value }) {
+            let source = try #require(sources.first { $0.0 == name }?.1)
+            let alone = try runDetectCLI(["detect", "--format", "csv", source.path])
+            #expect(alone.status == 0, "\(alone.stderr)")
+            let offset = Double(starts[stem]! - origin) / 1e6
+            let expected = (segments(alone.stdout).values.first ?? []).map { ($0.0 + offset, $0.1 + offset) }
+            let got = found[stem] ?? []
+            #expect(!expected.isEmpty)
+            #expect(got.count == expected.count, "\(name): \(got) vs \(expected)")
+            var worst = 0.0
+            for (g, e) in zip(got, expected) { worst = max(worst, abs(g.0 - e.0), abs(g.1 - e.1)) }
+            #expect(worst <= 0.15, "\(name): \(got) vs \(expected)")
+            report.append("\(name) at \(String(format: "%.3f", offset)) s: \(got.count) segments, "
+                          + "largest difference \(String(format: "%.3f", worst)) s ("
+                          + zip(got, expected).map { String(format: "%.3f-%.3f vs %.3f-%.3f", $0.0.0, $0.0.1, $0.1.0, $0.1.1) }
+                              .joined(separator: ", ") + ")")
+        }
+        print("parley detect --meeting over Janus's .mjr files: " + report.joined(separator: "; "))
+    }
+}
