@@ -21,7 +21,11 @@ Find who talked when in recorded audio. Any file libsndfile reads (WAV, FLAC, Og
 Vorbis/Opus, MP3, AIFF, ...) and any other container and codec FFmpeg reads (M4A/MP4 with
 AAC as Zoom, Meet and Teams record, WebM with Opus as browsers record, Matroska, the audio
 of video files, ...), at any rate and channel count; resampled (band-limited) for the voice
-activity detector. A video's audio is its best audio stream (or each, with --per-track). Files are read in blocks (memory stays flat whatever their
+activity detector. A video's audio is its best audio stream (or each, with --per-track).
+Janus recordings (.mjr, one per participant's stream: VideoRoom `record`, AudioBridge
+`mjrs`) of Opus audio are decoded through a call's receive path (jitter buffer, loss
+concealment, FEC) on the packets' own times; video and data recordings are skipped with a
+note on stderr. Files are read in blocks (memory stays flat whatever their
 length) and processed in parallel; the output order follows the command line. The segments
 are exactly those the live talk detector gives on the same audio.
 
@@ -30,7 +34,9 @@ Modes:
                  (channels are averaged)
   --meeting      every FILE is one participant of one meeting, named after its stem;
                  NAME@SECONDS (e.g. bob.wav@12.5) starts that file 12.5 s into the meeting
-                 (when a file's own name ends in @N, the name is taken literally)
+                 (when a file's own name ends in @N, the name is taken literally); a Janus
+                 recording starts at its first packet's recorded time, the earliest .mjr
+                 given at 0 (room/*.mjr: the room's talk at its true offsets), plus any @N
   --name NAME    the meeting's name (the `file` column of csv/rttm); default "meeting"
   --per-channel  every channel is a participant, named <stem>.ch<N> (N from 1)
   --per-track    every audio stream (track) of a file is a participant (its channels
