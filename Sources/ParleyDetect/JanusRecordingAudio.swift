@@ -257,7 +257,7 @@ struct JanusRecordingSource: OfflineAudioSource {
         do {
             n = try audio.read(into: UnsafeMutableBufferPointer(rebasing: staging[0..<want]))
         } catch {
-            throw OfflineReadError(message: "\(error)")
+            throw OfflineReadError(message: janusRecordingProblem(error))
         }
         for i in 0..<n { buffer[i] = Float(staging[i]) * (1.0 / 32768.0) }
         return n
@@ -281,7 +281,7 @@ public func janusRecordingHeader(path: String) throws(OfflineDetectionError) -> 
     do {
         return try MJRReader(path: path).header
     } catch {
-        throw OfflineDetectionError(mediaError: error, path: path)
+        throw OfflineDetectionError(janusRecordingError: error, path: path)
     }
 }
 
@@ -310,6 +310,30 @@ func openJanusRecording(_ request: OfflineDetectionRequest) throws(OfflineDetect
     do {
         return JanusRecordingSource(try JanusRecordingAudio(path: request.path))
     } catch {
-        throw OfflineDetectionError(mediaError: error, path: request.path)
+        throw OfflineDetectionError(janusRecordingError: error, path: request.path)
+    }
+}
+
+/// A truncated or corrupt Janus recording's problem with its byte offset, without the path.
+func janusRecordingProblem(_ error: MediaFileError) -> String {
+    switch error {
+    case let .truncated(_, offset, expected, got): "truncated at byte \(offset): \(got) of \(expected) bytes"
+    case let .corrupt(_, reason, offset): "corrupt at byte \(offset): \(reason)"
+    default: "\(error)"
+    }
+}
+
+extension OfflineDetectionError {
+    /// The user-facing form of a ``MediaFileError`` met while opening the Janus recording at
+    /// `path`: a truncated or corrupt header with its byte offset.
+    init(janusRecordingError error: MediaFileError, path: String) {
+        switch error {
+        case .truncated:
+            self.init(.readFailed, path: path, message: "Janus recording \(janusRecordingProblem(error))")
+        case .corrupt:
+            self.init(.unsupportedFormat, path: path, message: "Janus recording \(janusRecordingProblem(error))")
+        default:
+            self.init(mediaError: error, path: path)
+        }
     }
 }

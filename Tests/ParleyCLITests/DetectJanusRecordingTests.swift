@@ -104,3 +104,48 @@ struct DetectJanusRecordingTests {
         print("parley detect --meeting over Janus's .mjr files: " + report.joined(separator: "; "))
     }
 }
+
+/// A Janus recording's bytes: MJR00002, the JSON header, then `packets` after "MEET".
+private func mjrBytes(_ json: String, packets: [[UInt8]] = []) -> Data {
+    var b = Array("MJR00002".utf8)
+    let j = Array(json.utf8)
+    b += [UInt8(j.count >> 8), UInt8(j.count & 0xFF)] + j
+    for (k, p) in packets.enumerated() {
+        b += Array("MEET".utf8) + [0, 0, 0, UInt8(20 * k)] + [UInt8(p.count >> 8), UInt8(p.count & 0xFF)] + p
+    }
+    return Data(b)
+}
+
+@Test(.enabled(if: detectHasSampleMedia)) func videoRecordingsAreSkippedAndBadOnesFailWhileTheOthersAreAnalysed() throws {
+    let speech = detectSampleMedia.appendingPathComponent("speech/speech-16k.wav")
+    let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let video = dir.appendingPathComponent("cam-video.mjr")
+    try mjrBytes(#"{"t":"v","c":"vp8","s":1765000000000000,"u":1765000000100000}"#,
+                 packets: [[0x80, 96, 0, 1, 0, 0, 0, 0, 1, 2, 3, 4, 0x10]]).write(to: video)
+    let data = dir.appendingPathComponent("chat-data.mjr")
+    try mjrBytes(#"{"t":"d","c":"text","s":1765000000000000}"#).write(to: data)
+    let cut = dir.appendingPathComponent("cut-audio.mjr")
+    try mjrBytes(#"{"t":"a","c":"opus","s":1765000000000000,"u":1765000000100000}"#).prefix(30).write(to: cut)
+    let g711 = dir.appendingPathComponent("phone-audio.mjr")
+    try mjrBytes(#"{"t":"a","c":"pcmu","s":1765000000000000}"#, packets: [[0x80, 0, 0, 1, 0, 0, 0, 0, 1, 2, 3, 4, 0xFF]])
+        .write(to: g711)
+
+    for meeting in [false, true] {
+        let r = try runDetectCLI(["detect", "--format", "csv"] + (meeting ? ["--meeting"] : [])
+                                 + [video.path, data.path, cut.path, g711.path, speech.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("parley detect: \(video.path): a Janus video recording (vp8), no audio: skipped"), "\(r.stderr)")
+        #expect(r.stderr.contains("parley detect: \(data.path): a Janus data recording (text), no audio: skipped"), "\(r.stderr)")
+        #expect(r.stderr.contains("parley detect: \(cut.path): Janus recording truncated at byte 10: 20 of 62 bytes"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(g711.path): unsupported or unrecognised audio codec 'pcmu' in a Janus recording"), "\(r.stderr)")
+        let rows = try #require(detectParseSegmentsCSV(r.stdout))
+        #expect(!rows.isEmpty)
+        #expect(rows.allSatisfy { $0.participant == "speech-16k" }, "\(rows)")
+    }
+    let json = try runDetectCLI(["detect", "--format", "json", "--meeting", video.path, cut.path, speech.path])
+    let root = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    let files = try #require((root["recordings"] as? [[String: Any]])?.first?["files"] as? [[String: Any]])
+    #expect(files.map { $0["path"] as? String } == [cut.path, speech.path])
+    #expect(files.map { $0["status"] as? String } == ["failed", "ok"])
+}

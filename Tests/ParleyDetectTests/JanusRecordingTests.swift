@@ -263,6 +263,8 @@ private func segments(_ path: String, offset: Double = 0) throws -> OfflineFileA
             return
         }
         #expect(abs(read - Double(f.packetOffsets.count / 2) * 0.02) < 0.05, "\(read)")
-        #expect(reason.contains("truncated at byte \(f.packetOffsets[f.packetOffsets.count / 2] + 10)"), "\(reason)")
+        let packet = f.packetOffsets[f.packetOffsets.count / 2]
+        #expect(reason == "truncated at byte \(packet + 10): 4 of \(f.packetOffsets[f.packetOffsets.count / 2 + 1] - packet - 10) bytes",
+                "\(reason)")
     }
 }
