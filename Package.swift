@@ -78,6 +78,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
         // No pkgConfig: the headers sit in the multiarch include directory, searched by default.
+        // Not linked: the shim loads the libraries (dlopen) the first time a file needs them.
         .systemLibrary(name: "CFFmpeg",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
         // No pkgConfig: nice.pc adds -pthread, a flag SwiftPM rejects, and GLib's include paths;
