@@ -210,6 +210,6 @@ let package = Package(
                     dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "ParleySDP", "ParleyICE", "JanusTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyCodecs", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -74,7 +74,8 @@ Batch (many recordings, each on its own):
                      ("-": standard input) whose header names the columns
                      meeting,participant,path,offset_s (any order; others ignored). A row
                      is one participant's file; a meeting's rows need not be adjacent.
-                     Empty participant: the file's stem; empty offset_s: 0. Fields may be
+                     Empty participant: the file's stem; empty offset_s: 0 (a Janus
+                     recording: its recorded start, as with --meeting, plus offset_s). Fields may be
                      quoted ("a, b"; a quote inside written twice: "the ""A"" team");
                      a UTF-8 byte-order mark and CRLF line ends are accepted. With
                      --output-dir, one result per meeting, named from the meeting's name
@@ -387,27 +388,33 @@ private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?
 
 /// The inputs with Janus recordings (`.mjr`, recognised by their bytes) sorted out: a video or
 /// data recording is left out with a note on stderr; with `meeting`, an audio one is placed on
-/// the room's timeline at its recorded start (its first packet's time), the earliest recording
-/// given (of any kind) at 0, plus the offset given with it. One whose header cannot be read
-/// stays, for its analysis to report.
+/// the room's timeline (see ``janusRecordingStarts(_:)``) plus the offset given with it. One
+/// whose header cannot be read stays, for its analysis to report.
 private func janusRecordingsPlaced(_ inputs: [DetectInput], meeting: Bool) -> [DetectInput] {
-    let headers = inputs.map { input -> MJRHeader? in
-        input.isStandardInput ? nil : (try? janusRecordingHeader(path: input.path)) ?? nil
-    }
-    let origin = headers.compactMap { $0?.startMicroseconds }.min() ?? 0
+    let placed = janusRecordingStarts(inputs.map { $0.isStandardInput ? nil : $0.path })
     var kept: [DetectInput] = []
-    for (input, header) in zip(inputs, headers) {
-        guard let header else { kept.append(input); continue }
-        guard header.kind == .audio else {
-            printError("parley detect: \(input.path): a Janus \(header.kind == .video ? "video" : "data") recording "
-                       + "(\(header.codec)), no audio: skipped")
+    for (input, recording) in zip(inputs, placed) {
+        guard let recording else { kept.append(input); continue }
+        guard recording.header.kind == .audio else {
+            printError("parley detect: \(input.path): a Janus \(recording.header.kind == .video ? "video" : "data") recording "
+                       + "(\(recording.header.codec)), no audio: skipped")
             continue
         }
-        var placed = input
-        if meeting { placed.offset += Double(header.startMicroseconds - origin) / 1e6 }
-        kept.append(placed)
+        var moved = input
+        if meeting { moved.offset += recording.start }
+        kept.append(moved)
     }
     return kept
+}
+
+/// The Janus recordings among `paths` (nil: not a file) and where each starts on the room's
+/// timeline: its first packet's recorded time (else its creation's) in seconds after the
+/// earliest of them (of any kind). Nil for other files and recordings whose header cannot be
+/// read.
+func janusRecordingStarts(_ paths: [String?]) -> [(header: MJRHeader, start: Double)?] {
+    let headers = paths.map { path -> MJRHeader? in path.flatMap { (try? janusRecordingHeader(path: $0)) ?? nil } }
+    let origin = headers.compactMap { $0?.startMicroseconds }.min() ?? 0
+    return headers.map { h in h.map { ($0, Double($0.startMicroseconds - origin) / 1e6) } }
 }
 
 /// Analyses `requests` on `jobs` threads with a progress line on a terminal; with

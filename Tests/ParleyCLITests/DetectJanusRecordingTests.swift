@@ -6,6 +6,7 @@
 import Foundation
 import Testing
 import JanusTestSupport
+import ParleyCodecs
 import ParleyJanus
 import ParleyMedia
 
@@ -148,4 +149,58 @@ private func mjrBytes(_ json: String, packets: [[UInt8]] = []) -> Data {
     let files = try #require((root["recordings"] as? [[String: Any]])?.first?["files"] as? [[String: Any]])
     #expect(files.map { $0["path"] as? String } == [cut.path, speech.path])
     #expect(files.map { $0["status"] as? String } == ["failed", "ok"])
+}
+
+/// The 16 kHz speech sample as a Janus recording of Opus (20 ms packets) whose first packet
+/// Janus wrote at `start` µs.
+private func speechRecording(start: Int64) throws -> Data {
+    var wav = try WAVReader(path: detectSampleMedia.appendingPathComponent("speech/speech-16k.wav").path)
+    var samples: [Int16] = []
+    var block = [Int16](repeating: 0, count: 4096)
+    while true {
+        let n = try wav.read(into: &block)
+        if n == 0 { break }
+        samples += block[0..<n]
+    }
+    var encoder = try OpusEncoder(sampleRate: 16_000, channels: 1)
+    var out = [UInt8](repeating: 0, count: 1_500)
+    var packets: [[UInt8]] = []
+    var at = 0
+    while at + 320 <= samples.count {
+        let n = try encoder.encode(Array(samples[at..<(at + 320)]), into: &out)
+        let k = packets.count, ts = UInt32(k * 960)
+        packets.append([0x80, 111, UInt8(k >> 8 & 0xFF), UInt8(k & 0xFF),
+                        UInt8(ts >> 24), UInt8(ts >> 16 & 0xFF), UInt8(ts >> 8 & 0xFF), UInt8(ts & 0xFF), 1, 2, 3, 4]
+                       + out[0..<n])
+        at += 320
+    }
+    var b = Array("MJR00002".utf8)
+    let j = Array(#"{"t":"a","c":"opus","s":\#(start - 300_000),"u":\#(start)}"#.utf8)
+    b += [UInt8(j.count >> 8), UInt8(j.count & 0xFF)] + j
+    for (k, p) in packets.enumerated() {
+        let arrival = UInt32(20 * k)
+        b += Array("MEET".utf8) + [UInt8(arrival >> 24), UInt8(arrival >> 16 & 0xFF), UInt8(arrival >> 8 & 0xFF), UInt8(arrival & 0xFF)]
+        b += [UInt8(p.count >> 8), UInt8(p.count & 0xFF)] + p
+    }
+    return Data(b)
+}
+
+@Test(.enabled(if: detectHasSampleMedia)) func aMeetingAndAManifestPlaceRecordingsByTheirRecordedStarts() throws {
+    let dir = try detectTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let early = dir.appendingPathComponent("early.mjr"), late = dir.appendingPathComponent("late.mjr")
+    try speechRecording(start: 1_765_000_000_000_000).write(to: early)
+    try speechRecording(start: 1_765_000_002_500_000).write(to: late)
+    let manifest = dir.appendingPathComponent("rooms.csv")
+    try "meeting,participant,path,offset_s\nroom,,\(late.path),1\nroom,,\(early.path),\n".write(to: manifest, atomically: true, encoding: .utf8)
+    for args in [["--meeting", late.path + "@1", early.path], ["--meetings-from", manifest.path]] {
+        let r = try runDetectCLI(["detect", "--format", "csv"] + args)
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = try #require(detectParseSegmentsCSV(r.stdout))
+        let a = rows.filter { $0.participant == "early" }, b = rows.filter { $0.participant == "late" }
+        #expect(!a.isEmpty && a.count == b.count, "\(rows)")
+        for (x, y) in zip(a, b) {
+            #expect(abs(y.start - x.start - 3.5) < 0.0015 && abs(y.end - x.end - 3.5) < 0.0015, "\(args): \(x) vs \(y)")
+        }
+    }
 }
