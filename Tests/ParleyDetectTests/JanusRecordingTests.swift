@@ -230,9 +230,7 @@ private func segments(_ path: String, offset: Double = 0) throws -> OfflineFileA
         #expect(audio.statistics.packetsBuffered == order.count)
         let source = try segments(speechPath), decoded = try segments(path)
         let d = try #require(shifts(decoded, source, by: 1), "\(decoded.tracks[0].segments) vs \(source.tracks[0].segments)")
-        // Without the losses the bounds are within 60 ms; a loss near an onset makes the buffer
-        // wait (concealing) and then catch up, which moves that onset by up to about 100 ms.
-        #expect(d.allSatisfy { abs($0) <= 0.12 }, "\(d) \(audio.alignmentInserted) \(audio.alignmentDropped) \(audio.jitterStatistics)")
+        #expect(d.allSatisfy { abs($0) <= 0.03 }, "\(d) \(audio.alignmentInserted) \(audio.alignmentDropped) \(audio.jitterStatistics)")
     }
 
     @Test func aPauseInTheStreamIsSilenceOfItsLength() throws {
