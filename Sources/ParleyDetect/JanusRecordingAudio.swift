@@ -28,7 +28,9 @@ import ParleyRTP
 /// recording, and ``MediaFileError/unsupported(path:what:)`` for a video or data recording,
 /// another codec than Opus, RFC 2198 redundancy or end-to-end encryption. Reading: a
 /// truncated or corrupt packet ends the stream; everything before it is played out first,
-/// then the read that reaches it throws the reader's error (with the byte offset).
+/// then the read that reaches it throws the reader's error (with the byte offset). A packet
+/// that arrives more than an hour later than its timestamp says, or more than a day after the
+/// one before, is corrupt too (playing the gap out would take that long).
 ///
 /// Memory: the pipeline's buffers, one packet and one frame, allocated when opened; reading
 /// allocates nothing. Threading: use from one thread at a time.
@@ -55,6 +57,8 @@ public final class JanusRecordingAudio {
     private var hasPending = false
     private var readFailure: MediaFileError?
     private var lastArrival: Int64 = 0
+    private var lastTimestampMs: Int64?
+    private var hasArrived = false
     /// MJR00001 has no arrival times: the RTP timestamps stand for them.
     private var timestamps = TimestampUnwrapper()
     private var firstTimestamp: Int64?
@@ -72,6 +76,12 @@ public final class JanusRecordingAudio {
 
     /// Drift from the media timeline allowed before the output is corrected, ms.
     static let alignmentToleranceMs = 20
+    /// The longest gap between two packets' arrivals beyond what their timestamps say (a
+    /// sender whose clock paused), ms: 1 hour.
+    static let maximumUnexplainedGapMs: Int64 = 3_600_000
+    /// The longest gap between two packets' arrivals (a participant muted for that long), ms:
+    /// 1 day.
+    static let maximumGapMs: Int64 = 86_400_000
     /// Frames played after the last packet before giving up on the buffer draining.
     static let maximumDrainFrames = 6_000
 
@@ -134,18 +144,28 @@ public final class JanusRecordingAudio {
         }
     }
 
-    /// Makes `p` (its bytes in `packet`) the pending packet.
+    /// Makes `p` (its bytes in `packet`) the pending packet; a corrupt arrival time (see
+    /// ``maximumUnexplainedGapMs``) ends the stream there instead.
     private func take(_ p: MJRPacket) {
-        var arrival: Int64
-        if let ms = p.arrivalMilliseconds {
-            arrival = Int64(ms)
-        } else if p.length >= 12 {
+        var timestampMs: Int64?
+        if p.length >= 12 {
             let ts = timestamps.unwrap(UInt32(packet[4]) << 24 | UInt32(packet[5]) << 16 | UInt32(packet[6]) << 8 | UInt32(packet[7]))
             if firstTimestamp == nil { firstTimestamp = ts }
-            arrival = (ts - firstTimestamp!) / Int64(OpusRTP.clockRate / 1000)
-        } else {
-            arrival = lastArrival
+            timestampMs = (ts - firstTimestamp!) / Int64(OpusRTP.clockRate / 1000)
         }
+        var arrival = p.arrivalMilliseconds.map(Int64.init) ?? timestampMs ?? lastArrival
+        if hasArrived {
+            // A gap the timestamps do not explain, or one of more than a day, is a corrupt time:
+            // playing it out would take as long as the gap.
+            let step = arrival - lastArrival, explained = max(0, (timestampMs ?? 0) - (lastTimestampMs ?? 0))
+            if step > explained + Self.maximumUnexplainedGapMs || step > Self.maximumGapMs {
+                readFailure = .corrupt(path: reader.name, reason: "packet \(reader.packetsRead - 1) arrives \(step) ms after the "
+                                       + "one before, its timestamp \(explained) ms", offset: p.offset)
+                return
+            }
+        }
+        if let timestampMs { lastTimestampMs = timestampMs }
+        hasArrived = true
         arrival = max(arrival, lastArrival)
         lastArrival = arrival
         pendingArrival = arrival

@@ -247,6 +247,23 @@ private func segments(_ path: String, offset: Double = 0) throws -> OfflineFileA
         #expect(abs(last.end - sourceLast.end - 3) <= 0.03, "\(last) vs \(sourceLast)")
     }
 
+    @Test func anArrivalHoursAfterItsTimestampIsCorruptAndEndsTheStreamThere() throws {
+        let packets = try speechPackets()
+        let half = packets.count / 2
+        let f = recording(packets, arrival: { UInt32($0 * 20 + ($0 >= half ? 7_200_000 : 0)) })
+        let path = try f.write("late.mjr")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let a = try segments(path)
+        #expect(!a.isComplete)
+        #expect(abs(a.duration - Double(half) * 0.02) < 0.05, "\(a.duration)")
+        guard case let .truncated(_, _, reason)? = a.issues.first else {
+            Issue.record("no issue: \(a.issues)")
+            return
+        }
+        #expect(reason == "corrupt at byte \(f.packetOffsets[half]): packet \(half) arrives 7200020 ms after the one before, "
+                + "its timestamp 20 ms", "\(reason)")
+    }
+
     @Test func aTruncatedRecordingIsAnalysedUpToTheCutAndReportedPartial() throws {
         let f = recording(try speechPackets())
         let cut = f.packetOffsets[f.packetOffsets.count / 2] + 14
