@@ -57,11 +57,12 @@ public final class JanusRecordingAudio {
     private var hasPending = false
     private var readFailure: MediaFileError?
     private var lastArrival: Int64 = 0
-    private var lastTimestampMs: Int64?
-    private var hasArrived = false
-    /// MJR00001 has no arrival times: the RTP timestamps stand for them.
+    /// The RTP timestamps, unwrapped, and the latest one in ms from the first: they stand for
+    /// the arrival times in MJR00001 and bound the gaps between arrivals.
     private var timestamps = TimestampUnwrapper()
     private var firstTimestamp: Int64?
+    private var lastTimestampMs: Int64?
+    private var hasArrived = false
     /// The playout clock, ms on the arrival times' scale.
     private var clock: Int64 = 0
     private var started = false
