@@ -15,7 +15,8 @@
 //       Network transport), ICE (libnice's agent for WebRTC transports; on SDP), DTLS (OpenSSL's
 //       DTLS 1.2 for DTLS-SRTP keys and data channels, without a socket; on SRTP).
 //   WebRTC (the WebRTC transport: ICE, DTLS-SRTP and SRTP behind the packet-transport seam).
-//   Detect (offline talk detection over recordings): Media and Voice.
+//   Detect (offline talk detection over recordings): Media and Voice; Janus recordings (.mjr)
+//       through Call's receive path (RTP, Jitter, Codecs).
 //   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
 //       No devices, files or SRTP: a call client links ALSA, V4L2 or libsndfile only if it
 //       imports Devices or Media for its sources itself.
@@ -77,6 +78,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
         // No pkgConfig: the headers sit in the multiarch include directory, searched by default.
+        // Not linked: the shim loads the libraries (dlopen) the first time a file needs them.
         .systemLibrary(name: "CFFmpeg",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
         // No pkgConfig: nice.pc adds -pthread, a flag SwiftPM rejects, and GLib's include paths;
@@ -117,7 +119,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
-        .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice"],
+        .target(name: "ParleyDetect", dependencies: ["ParleyMedia", "ParleyVoice", "ParleyRTP", "ParleyJitter", "ParleyCodecs", "ParleyCall"],
                 swiftSettings: swiftSettings),
 
         // MARK: The call: pipelines, participants, events.
@@ -196,7 +198,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice"],
+        .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice", "ParleyCodecs"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCallTests",
                     dependencies: ["ParleyCall", "ParleyCodecs", "ParleyDetect", "ParleyDevices", "ParleyJitter", "ParleyMedia",
@@ -209,6 +211,6 @@ let package = Package(
                     dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "ParleySDP", "ParleyICE", "JanusTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyCodecs", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

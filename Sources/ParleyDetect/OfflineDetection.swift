@@ -1,6 +1,6 @@
 // Offline talk detection: a file in, who talked when out, by exactly the code a live call runs.
 //
-//   file (libsndfile or FFmpeg, blocks)  ->  mix-down, split channels or one track at a time  ->  ParticipantTalkTracker
+//   file (libsndfile or FFmpeg, blocks; a Janus recording through a call's receive path)  ->  mix-down, split channels or one track at a time  ->  ParticipantTalkTracker
 //   (band-limited resampling when the VAD does not take the file's rate, VAD, TalkDetector)
 //   ->  TalkSegmentRecorder  ->  segments
 //
@@ -75,6 +75,12 @@ public struct OfflineDetector: Sendable {
                         onProgress: (_ framesRead: Int64, _ expectedFrames: Int64?) -> Void = { _, _ in })
         throws(OfflineDetectionError) -> OfflineFileAnalysis {
         try validate(request)
+        if var recording = try openJanusRecording(request) {
+            // A Janus recording is one mono stream: its one track is the participant.
+            var single = request
+            if single.channelMode == .perTrack { single.channelMode = .mixDown }
+            return try analyze(&recording, request: single, onFrame: onFrame, onProgress: onProgress)
+        }
         if request.channelMode == .perTrack {
             return try analyzeTracks(request, onFrame: onFrame, onProgress: onProgress)
         }

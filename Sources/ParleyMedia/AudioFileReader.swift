@@ -8,7 +8,10 @@ import Glibc
 /// recognises (WAV, FLAC, Ogg Vorbis, Ogg Opus, MP3, AIFF, AU, CAF, W64, ...); everything else
 /// goes to FFmpeg's libraries (MP4/M4A with AAC, WebM and Matroska with Opus or Vorbis, the
 /// audio of video files, and any other container and codec they read), which decode the
-/// file's best audio stream, or the track asked for with ``init(path:audioTrack:)``.
+/// file's best audio stream, or the track asked for with ``init(path:audioTrack:)``. FFmpeg's
+/// libraries are loaded the first time a file needs them, so a process that reads only what
+/// libsndfile reads never maps them (about 20 MB of memory); where they cannot be loaded, such
+/// a file is ``MediaFileError/unsupported(path:what:)``.
 ///
 /// Errors: a directory, a device or a missing file, a zero-length file, a format neither
 /// library recognises, a file without an audio stream or with a codec FFmpeg cannot decode

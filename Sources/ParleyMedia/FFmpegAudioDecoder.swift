@@ -9,6 +9,43 @@ import ParleyCore
 import Glibc
 #endif
 
+// FFmpeg's entry points under its own names, resolved from its libraries, which are loaded the
+// first time a file needs them (`parley_ffmpeg_load` in `Opened`, before any of these is used):
+// a process that reads no such file does not map FFmpeg at all.
+private let av_channel_layout_copy = parley_ff_av_channel_layout_copy()
+private let av_channel_layout_default = parley_ff_av_channel_layout_default()
+private let av_channel_layout_uninit = parley_ff_av_channel_layout_uninit()
+private let av_dict_get = parley_ff_av_dict_get()
+private let av_frame_alloc = parley_ff_av_frame_alloc()
+private let av_frame_free = parley_ff_av_frame_free()
+private let av_frame_unref = parley_ff_av_frame_unref()
+private let av_free = parley_ff_av_free()
+private let av_malloc = parley_ff_av_malloc()
+private let swr_alloc_set_opts2 = parley_ff_swr_alloc_set_opts2()
+private let swr_convert = parley_ff_swr_convert()
+private let swr_free = parley_ff_swr_free()
+private let swr_init = parley_ff_swr_init()
+private let av_packet_alloc = parley_ff_av_packet_alloc()
+private let av_packet_free = parley_ff_av_packet_free()
+private let av_packet_unref = parley_ff_av_packet_unref()
+private let avcodec_alloc_context3 = parley_ff_avcodec_alloc_context3()
+private let avcodec_find_decoder = parley_ff_avcodec_find_decoder()
+private let avcodec_free_context = parley_ff_avcodec_free_context()
+private let avcodec_get_name = parley_ff_avcodec_get_name()
+private let avcodec_open2 = parley_ff_avcodec_open2()
+private let avcodec_parameters_to_context = parley_ff_avcodec_parameters_to_context()
+private let avcodec_receive_frame = parley_ff_avcodec_receive_frame()
+private let avcodec_send_packet = parley_ff_avcodec_send_packet()
+private let av_find_best_stream = parley_ff_av_find_best_stream()
+private let av_read_frame = parley_ff_av_read_frame()
+private let avformat_alloc_context = parley_ff_avformat_alloc_context()
+private let avformat_close_input = parley_ff_avformat_close_input()
+private let avformat_find_stream_info = parley_ff_avformat_find_stream_info()
+private let avformat_open_input = parley_ff_avformat_open_input()
+private let avio_alloc_context = parley_ff_avio_alloc_context()
+private let avio_context_free = parley_ff_avio_context_free()
+private let avio_seek = parley_ff_avio_seek()
+
 /// One audio stream ("track") of a container, as FFmpeg describes it.
 ///
 /// Threading: a value type; freely sendable.
@@ -88,7 +125,7 @@ private let seekInput: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -
 /// FFmpeg's message for an error code.
 private func ffmpegMessage(_ code: Int32) -> String {
     withUnsafeTemporaryAllocation(of: CChar.self, capacity: 256) { b in
-        String(cString: parley_av_err2str(code, b.baseAddress, 256))
+        String(cString: parley_av_err2str(code, b.baseAddress!, 256))
     }
 }
 
@@ -258,7 +295,7 @@ final class FFmpegAudioDecoder {
     /// The byte position the demuxer has reached.
     private var position: Int {
         guard let io else { return -1 }
-        return Int(avio_tell(io))
+        return Int(avio_seek(io, 0, SEEK_CUR))
     }
 
     /// Reads up to `buffer.count / channels` interleaved frames; 0 at the end. Corrupt data
@@ -410,6 +447,10 @@ private struct Opened {
     let audioStreamIndices: [Int32]
 
     init(ownedDescriptor fd: Int32, name: String) throws(MediaFileError) {
+        if let e = parley_ffmpeg_load() {
+            Glibc.close(fd)
+            throw .unsupported(path: name, what: "audio format (libsndfile does not read it, and FFmpeg's libraries cannot be loaded: \(String(cString: e)))")
+        }
         parley_av_log_quiet()
         var st = stat()
         if fstat(fd, &st) != 0 {
@@ -474,7 +515,7 @@ private struct Opened {
             let language = metadataValue(stream.pointee.metadata, "language")
             return AudioTrackInfo(index: n, title: metadataValue(stream.pointee.metadata, "title"),
                                   language: language == "und" ? nil : language,
-                                  codec: String(cString: avcodec_get_name(p.codec_id)),
+                                  codec: avcodec_get_name(p.codec_id).map { String(cString: $0) } ?? "unknown",
                                   sampleRate: Int(p.sample_rate), channels: Int(p.ch_layout.nb_channels))
         }
     }

@@ -147,6 +147,11 @@ extension IVFReader {
     public init(path: String) throws(MediaFileError) { try self.init(source: FileByteSource(path: path)) }
 }
 
+extension MJRReader {
+    /// Opens the Janus recording at `path` and reads its header.
+    public init(path: String) throws(MediaFileError) { try self.init(source: FileByteSource(path: path)) }
+}
+
 extension IVFWriter {
     /// Creates (or truncates) the IVF file at `path` and writes its header.
     public init(path: String, header: IVFHeader) throws(MediaFileError) {

@@ -173,12 +173,15 @@ struct DetectJob: Sendable {
         isMeeting = false
     }
 
-    /// A meeting: one request per participant, named as the manifest says.
+    /// A meeting: one request per participant, named as the manifest says, at its offset (a
+    /// Janus recording's plus its recorded start).
     init(_ meeting: DetectMeeting, invocation: DetectInvocation) {
         key = meeting.name
         recordingName = meeting.name
-        requests = meeting.participants.map {
-            OfflineDetectionRequest(path: $0.path, participant: $0.name, offset: $0.offset,
+        // Janus recordings are placed on the room's timeline by their recorded starts.
+        let recordings = janusRecordingStarts(meeting.participants.map(\.path))
+        requests = zip(meeting.participants, recordings).map { p, recording in
+            OfflineDetectionRequest(path: p.path, participant: p.name, offset: p.offset + (recording?.start ?? 0),
                                     channelMode: invocation.channelMode)
         }
         isMeeting = true

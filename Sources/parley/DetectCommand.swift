@@ -21,7 +21,11 @@ Find who talked when in recorded audio. Any file libsndfile reads (WAV, FLAC, Og
 Vorbis/Opus, MP3, AIFF, ...) and any other container and codec FFmpeg reads (M4A/MP4 with
 AAC as Zoom, Meet and Teams record, WebM with Opus as browsers record, Matroska, the audio
 of video files, ...), at any rate and channel count; resampled (band-limited) for the voice
-activity detector. A video's audio is its best audio stream (or each, with --per-track). Files are read in blocks (memory stays flat whatever their
+activity detector. A video's audio is its best audio stream (or each, with --per-track).
+Janus recordings (.mjr, one per participant's stream: VideoRoom `record`, AudioBridge
+`mjrs`) of Opus audio are decoded through a call's receive path (jitter buffer, loss
+concealment, FEC) on the packets' own times; video and data recordings are skipped with a
+note on stderr. Files are read in blocks (memory stays flat whatever their
 length) and processed in parallel; the output order follows the command line. The segments
 are exactly those the live talk detector gives on the same audio.
 
@@ -30,7 +34,9 @@ Modes:
                  (channels are averaged)
   --meeting      every FILE is one participant of one meeting, named after its stem;
                  NAME@SECONDS (e.g. bob.wav@12.5) starts that file 12.5 s into the meeting
-                 (when a file's own name ends in @N, the name is taken literally)
+                 (when a file's own name ends in @N, the name is taken literally); a Janus
+                 recording starts at its first packet's recorded time, the earliest .mjr
+                 given at 0 (room/*.mjr: the room's talk at its true offsets), plus any @N
   --name NAME    the meeting's name (the `file` column of csv/rttm); default "meeting"
   --per-channel  every channel is a participant, named <stem>.ch<N> (N from 1)
   --per-track    every audio stream (track) of a file is a participant (its channels
@@ -68,7 +74,8 @@ Batch (many recordings, each on its own):
                      ("-": standard input) whose header names the columns
                      meeting,participant,path,offset_s (any order; others ignored). A row
                      is one participant's file; a meeting's rows need not be adjacent.
-                     Empty participant: the file's stem; empty offset_s: 0. Fields may be
+                     Empty participant: the file's stem; empty offset_s: 0 (a Janus
+                     recording: its recorded start, as with --meeting, plus offset_s). Fields may be
                      quoted ("a, b"; a quote inside written twice: "the ""A"" team");
                      a UTF-8 byte-order mark and CRLF line ends are accepted. With
                      --output-dir, one result per meeting, named from the meeting's name
@@ -368,7 +375,7 @@ private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?
     -> [OfflineDetectionRequest] {
     let arguments = inv.inputs.map { DetectInput(path: $0.path, offset: $0.offset, isStandardInput: $0.path == "-") }
     let queue = DetectInputQueue(arguments: arguments, list: list, shard: inv.shard)
-    let inputs = queue.all()
+    let inputs = janusRecordingsPlaced(queue.all(), meeting: inv.meeting)
     if let e = queue.listError { throw DetectOutputError(message: "\(e)") }
     let names = uniqueParticipantNames(inputs.map(\.path))
     return zip(inputs, names).map { input, name in
@@ -377,6 +384,37 @@ private func detectFileRequests(_ inv: DetectInvocation, list: DetectListReader?
                                 fileDescriptor: input.isStandardInput ? STDIN_FILENO : nil,
                                 rawFormat: input.isStandardInput ? inv.inputFormat : nil)
     }
+}
+
+/// The inputs with Janus recordings (`.mjr`, recognised by their bytes) sorted out: a video or
+/// data recording is left out with a note on stderr; with `meeting`, an audio one is placed on
+/// the room's timeline (see ``janusRecordingStarts(_:)``) plus the offset given with it. One
+/// whose header cannot be read stays, for its analysis to report.
+private func janusRecordingsPlaced(_ inputs: [DetectInput], meeting: Bool) -> [DetectInput] {
+    let placed = janusRecordingStarts(inputs.map { $0.isStandardInput ? nil : $0.path })
+    var kept: [DetectInput] = []
+    for (input, recording) in zip(inputs, placed) {
+        guard let recording else { kept.append(input); continue }
+        guard recording.header.kind == .audio else {
+            printError("parley detect: \(input.path): a Janus \(recording.header.kind == .video ? "video" : "data") recording "
+                       + "(\(recording.header.codec)), no audio: skipped")
+            continue
+        }
+        var moved = input
+        if meeting { moved.offset += recording.start }
+        kept.append(moved)
+    }
+    return kept
+}
+
+/// The Janus recordings among `paths` (nil: not a file) and where each starts on the room's
+/// timeline: its first packet's recorded time (else its creation's) in seconds after the
+/// earliest of them (of any kind). Nil for other files and recordings whose header cannot be
+/// read.
+func janusRecordingStarts(_ paths: [String?]) -> [(header: MJRHeader, start: Double)?] {
+    let headers = paths.map { path -> MJRHeader? in path.flatMap { (try? janusRecordingHeader(path: $0)) ?? nil } }
+    let origin = headers.compactMap { $0?.startMicroseconds }.min() ?? 0
+    return headers.map { h in h.map { ($0, Double($0.startMicroseconds - origin) / 1e6) } }
 }
 
 /// Analyses `requests` on `jobs` threads with a progress line on a terminal; with
