@@ -51,7 +51,7 @@ struct DetectJanusRecordingTests {
             for (k, (name, file)) in sources.enumerated() {
                 if k > 0 { try await Task.sleep(for: .seconds(1.2)) }
                 children.append(try InteropChild(interopParleyBinary,
-                                                 ["join", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString,
+                                                 ["join", "--transport", "rtp", "--plugin", "audiobridge", "--janus", server.baseURL.absoluteString,
                                                   "--room", "\(room)", "--name", name, "--audio", file.path,
                                                   "--output", "\(name)-mix.wav", "--no-tui", "--timeout", "1"],
                                                  in: dir, name: "mjr-\(name)"))
