@@ -202,6 +202,8 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     return o
 }
 
+/// When the command started (the join time is counted from it).
+private let joinStarted = Mutex(MonotonicTime.now())
 /// Set by SIGINT/SIGTERM: leave the room.
 private let leaveRequested = Atomic<Bool>(false)
 /// Counted by SIGUSR1: each one toggles mute.
@@ -210,6 +212,7 @@ private let muteToggles = Atomic<Int>(0)
 private let roomEnded = Mutex<String?>(nil)
 
 private func runJoin(_ args: [String]) -> Int32 {
+    joinStarted.withLock { $0 = MonotonicTime.now() }
     let o: JoinOptions
     do { o = try parseJoinOptions(args) } catch {
         printError("parley join: \(error)\nRun 'parley join --help' for usage.")
@@ -313,7 +316,17 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
     let keys = showGrid ? TerminalKeys(["m": { muteToggles.add(1, ordering: .relaxed) },
                                         "q": { leaveRequested.store(true, ordering: .relaxed) }]) : nil   // restored at deinit too
     var grid = CallGrid(shown: showGrid)
+    var connected = false
     session.onFrame = { t in
+        if !connected, call.webRTCState == .connected {
+            // Media flow from here: the join time, from the command's start.
+            connected = true
+            let ms = Double(joinStarted.withLock { $0 }.nanoseconds(to: MonotonicTime.now())) / 1e6
+            if !showGrid {
+                let line = String(format: "%8.3f s  connected over WebRTC, %.0f ms after the start\n", session.mediaTime, ms)
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
+        }
         outputs.endFrame()
         if !session.remoteNames.isEmpty { someoneJoined = true }
         let toggles = muteToggles.load(ordering: .relaxed)

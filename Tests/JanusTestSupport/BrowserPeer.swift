@@ -77,6 +77,9 @@ public final class BrowserPeer: @unchecked Sendable {
         try process.run()
     }
 
+    /// Chromium's process id, which is also the id of the process group its helpers are in.
+    public var processGroup: pid_t { process.processIdentifier }
+
     /// The page's reports so far, in order.
     public var reports: [Report] {
         lock.lock()
@@ -182,7 +185,17 @@ public final class BrowserPeer: @unchecked Sendable {
                         success: answer => handle.send({message: {request: 'start', room: \(room)}, jsep: answer}),
                         error: e => report('error', {what: 'answer: ' + JSON.stringify(e)})});
                   } catch (e) { report('error', {what: String(e)}); } },
-                  onremotetrack: (track, mid, on) => report('track', {kind: track.kind, on}),
+                  onremotetrack: (track, mid, on) => {
+                    report('track', {kind: track.kind, on});
+                    // Played out, as a page would: the decoder's audio energy is counted as it plays.
+                    if (on && track.kind === 'audio') {
+                      const audio = document.createElement('audio');
+                      audio.autoplay = true;
+                      audio.srcObject = new MediaStream([track]);
+                      document.body.appendChild(audio);
+                      audio.play().catch(e => report('error', {what: 'play: ' + String(e)}));
+                    }
+                  },
                 })});
             }});
             </script></body></html>

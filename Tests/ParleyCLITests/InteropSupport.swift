@@ -471,3 +471,25 @@ func interopFrameF1(_ found: [(start: Double, end: Double)], _ truth: [(start: D
     let tp = zip(f, r).filter { $0 && $1 }.count, fp = zip(f, r).filter { $0 && !$1 }.count, fn = zip(f, r).filter { !$0 && $1 }.count
     return tp == 0 ? 0 : 2 * Double(tp) / Double(2 * tp + fp + fn)
 }
+
+/// The proportional set size (PSS, bytes, from /proc/PID/smaps_rollup) and CPU time (user +
+/// system, seconds) of process `pid` alone, or with `group: true` of every process in its
+/// process group (Chromium and its helpers).
+func interopProcessUsage(_ pid: pid_t, group: Bool = false) -> (pss: Int, cpuSeconds: Double) {
+    var pss = 0, ticks = 0
+    let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    for id in ids {
+        guard let number = Int32(id), let stat = try? String(contentsOfFile: "/proc/\(id)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { continue }
+        // Fields after "(comm)": state, ppid, pgrp, ...; utime and stime are the 14th and 15th.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, group ? Int32(fields[2]) == pid : number == pid else { continue }
+        ticks += (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+        if let rollup = try? String(contentsOfFile: "/proc/\(id)/smaps_rollup", encoding: .utf8),
+           let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix("Pss:") }),
+           let kb = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }) {
+            pss += kb * 1024
+        }
+    }
+    return (pss, Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))))
+}
