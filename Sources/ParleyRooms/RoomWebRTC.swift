@@ -43,14 +43,32 @@ extension JanusRoom {
         }
     }
 
-    /// Janus's answer to an offer of this participant's, read and given to `transport`.
-    static func takeAnswer(_ jsep: JSONValue, into transport: WebRTCTransport) throws(RoomError) -> JSEPDescription {
+    /// Janus's answer to an offer of this participant's, read and given to `transport`; then
+    /// the connection, up (ICE, the DTLS handshake, the SRTP keys) before the join returns:
+    /// Janus shows a publisher to the others only once its PeerConnection is up.
+    static func takeAnswer(_ jsep: JSONValue, into transport: WebRTCTransport, _ o: Options,
+                           clock: any MediaClock) async throws(RoomError) -> JSEPDescription {
         let answer: JSEPDescription
         do { answer = try JSEPDescription(parsing: try JanusJSEP(jsep).sdp, kind: .answer) } catch {
             throw .description("Janus's answer: \(error)")
         }
         do { try transport.setRemote(answer) } catch { throw .webRTC(error) }
-        return answer
+        // Nothing but the handshake comes before the keys; what comes once they are there is
+        // the call's.
+        let deadline = MonotonicTime.now().advanced(bySeconds: o.joinTimeout)
+        while true {
+            transport.receive(until: clock.now()) { _, _ in }
+            switch transport.state {
+            case .connected: return answer
+            case .failed(let error): throw .webRTC(error)
+            case .closed: throw .webRTC(.dtls(.connectionClosed))
+            case .connecting: break
+            }
+            guard MonotonicTime.now() < deadline else {
+                throw .joinTimedOut(room: o.room, seconds: o.joinTimeout, hint: " (the WebRTC connection did not come up)")
+            }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
     }
 
     /// A VideoRoom over WebRTC: the publisher handle joins (the pin is checked here), offers
@@ -78,7 +96,7 @@ extension JanusRoom {
             janus, handleID: handle.id, options: o, pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
             answer: { _, jsep in jsep }, error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
         let answer: JSEPDescription
-        do { answer = try takeAnswer(jsep, into: transport) } catch {
+        do { answer = try await takeAnswer(jsep, into: transport, o, clock: clock) } catch {
             try? await handle.leave()
             try? await janus.destroy()
             throw error
@@ -119,7 +137,7 @@ extension JanusRoom {
             janus, handleID: handle.id, options: o, pinCode: AudioBridgeHandle.ErrorCode.unauthorized, parse: AudioBridgeEvent.init,
             answer: { _, jsep in jsep }, error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
         let answer: JSEPDescription
-        do { answer = try takeAnswer(jsep, into: transport) } catch {
+        do { answer = try await takeAnswer(jsep, into: transport, o, clock: clock) } catch {
             try? await handle.leave()
             try? await janus.destroy()
             throw error
