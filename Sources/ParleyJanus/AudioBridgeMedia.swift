@@ -31,6 +31,11 @@ public enum AudioBridgeEvent: Sendable, Equatable {
     /// Anything else the plugin said.
     case other(JSONValue)
 
+    /// The plugin's error code and text, when the event is an ``error(code:text:)``.
+    public var failure: (code: Int, text: String)? {
+        if case .error(let code, let text) = self { (code, text) } else { nil }
+    }
+
     /// Reads an AudioBridge plugin event's data.
     public init(_ data: JSONValue) {
         self = data.pluginError.map { .error(code: $0.code, text: $0.text) } ?? Self.event(data)

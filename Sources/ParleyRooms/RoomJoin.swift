@@ -81,7 +81,7 @@ extension JanusRoom {
         let (known, backlog) = try await awaitJoinAnswer(
             janus, handleID: handle.id, options: o, pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
             answer: { e, _ in if case .joined(_, let publishers) = e { publishers } else { nil } },
-            error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
+            error: \.failure)
         var streams = [VideoRoomHandle.RemoteStream(type: "audio", codec: "opus", audioLevelExtensionID: 1, fec: true)]
         if let v = o.video {
             streams.append(.init(type: "video", codec: "vp8", description: "\(v.width)x\(v.height)@\(v.framesPerSecond)"))
@@ -140,7 +140,7 @@ extension JanusRoom {
             janus, handleID: handle.id, options: o, pinCode: AudioBridgeHandle.ErrorCode.unauthorized,
             hint: " (is the room open to plain-RTP participants?)", parse: AudioBridgeEvent.init,
             answer: { e, _ in if case .joined(let id, let list, let rtp?) = e { (id: id, participants: list, rtp: rtp) } else { nil } },
-            error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
+            error: \.failure)
         do { try sockets.receive?.setPeer(host: me.rtp.host, port: me.rtp.port) } catch {
             try? await handle.leave()
             try? await janus.destroy()

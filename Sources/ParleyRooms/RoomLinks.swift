@@ -70,23 +70,14 @@ struct VideoRoomLink: RoomLink {
 
     /// Takes one event (of the room, or of the join's backlog).
     func handle(_ event: VideoRoomEvent, in room: JanusRoom) async throws -> Bool {
-        switch event {
-        case .publishers(let list):
+        if case .publishers(let list) = event {
             for p in list {
                 guard let remote = try await receive(p, in: room) else { continue }
                 room.declare(remote)
                 room.noteSink.yield(.joined(remote.displayName))
             }
-        case .unpublished(let id), .leaving(let id):
-            room.publisherLeft(id)
-        case .talking(let id, let talking):
-            room.noteTalking(id, talking)
-        case .destroyed:
-            room.end(.roomDestroyed, reason: "room \(room.options.room) was destroyed")
-            return false
-        default: break
         }
-        return true
+        return room.follow(event)
     }
 
     /// Asks Janus to forward a new publisher's streams here; its participant in the call,
@@ -243,6 +234,23 @@ extension JanusRoom {
             s.members[id] = remote.displayName
             return remote
         }
+    }
+
+    /// What every VideoRoom participant does with an event of the room: a publisher that
+    /// unpublished or left leaves the call, Janus's talking decision is noted, a destroyed room
+    /// ends. False once the room has ended.
+    func follow(_ event: VideoRoomEvent) -> Bool {
+        switch event {
+        case .unpublished(let id), .leaving(let id):
+            publisherLeft(id)
+        case .talking(let id, let talking):
+            noteTalking(id, talking)
+        case .destroyed:
+            end(.roomDestroyed, reason: "room \(options.room) was destroyed")
+            return false
+        default: break
+        }
+        return true
     }
 
     /// A VideoRoom publisher unpublished or left: it ends in the call and is noted as left.

@@ -43,6 +43,22 @@ extension JanusRoom {
         }
     }
 
+    /// Waits for Janus's answer to the offer of this participant's `transport` on `handle`
+    /// (the events of the handle before it come back as the backlog) and takes it
+    /// (``takeAnswer(_:into:_:clock:)``); a failure leaves and destroys the Janus session.
+    static func awaitAnswer<Handle: JanusRoomHandle, Event>(
+        to transport: WebRTCTransport, on handle: Handle, _ janus: JanusClient, _ o: Options, clock: any MediaClock,
+        pinCode: Int, parse: (JSONValue) -> Event, error: (Event) -> (code: Int, text: String)?
+    ) async throws(RoomError) -> (answer: JSEPDescription, backlog: [Event]) {
+        let (jsep, backlog) = try await awaitJoinAnswer(janus, handleID: handle.id, options: o, pinCode: pinCode, parse: parse,
+                                                        answer: { _, jsep in jsep }, error: error)
+        do { return (try await takeAnswer(jsep, into: transport, o, clock: clock), backlog) } catch {
+            try? await handle.leave()
+            try? await janus.destroy()
+            throw error
+        }
+    }
+
     /// Janus's answer to an offer of this participant's, read and given to `transport`; then
     /// the connection, up (ICE, the DTLS handshake, the SRTP keys) before the join returns:
     /// Janus shows a publisher to the others only once its PeerConnection is up.
@@ -80,7 +96,7 @@ extension JanusRoom {
         let ((me, known), backlog) = try await awaitJoinAnswer(
             janus, handleID: handle.id, options: o, pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
             answer: { e, _ in if case .joined(let id, let publishers) = e { (id, publishers) } else { nil } },
-            error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
+            error: \.failure)
         let sources = (audio: UInt32.random(in: 1...UInt32.max), video: UInt32.random(in: 1...UInt32.max))
         let offer = JSEPDescription.offer(local: transport.local(cname: o.name, audioSSRC: sources.audio, videoSSRC: sources.video),
                                           audio: .sendOnly, video: o.video == nil ? nil : .sendOnly)
@@ -92,15 +108,9 @@ extension JanusRoom {
         try await request(janus) {
             try await handle.configure(offer: JanusJSEP(type: .offer, sdp: offer.text), descriptions: sent)
         }
-        let (jsep, more) = try await awaitJoinAnswer(
-            janus, handleID: handle.id, options: o, pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
-            answer: { _, jsep in jsep }, error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
-        let answer: JSEPDescription
-        do { answer = try await takeAnswer(jsep, into: transport, o, clock: clock) } catch {
-            try? await handle.leave()
-            try? await janus.destroy()
-            throw error
-        }
+        let (answer, more) = try await awaitAnswer(to: transport, on: handle, janus, o, clock: clock,
+                                                   pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
+                                                   error: \.failure)
         let audio = answer.media.first { $0.kind == "audio" && !$0.isRejected }
         let link = WebRTCVideoRoomLink(publisher: handle, ownID: me, ownName: o.name, audioSSRC: sources.audio,
                                        videoSSRC: sources.video,
@@ -128,20 +138,14 @@ extension JanusRoom {
         let ((me, participants), backlog) = try await awaitJoinAnswer(
             janus, handleID: handle.id, options: o, pinCode: AudioBridgeHandle.ErrorCode.unauthorized, parse: AudioBridgeEvent.init,
             answer: { e, _ in if case .joined(let id, let list, _) = e { (id, list) } else { nil } },
-            error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
+            error: \.failure)
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let offer = JSEPDescription.offer(local: transport.local(cname: o.name, audioSSRC: ssrc, videoSSRC: ssrc &+ 1),
                                           audio: .both, video: nil)
         try await request(janus) { try await handle.configure(offer: JanusJSEP(type: .offer, sdp: offer.text), muted: o.muted) }
-        let (jsep, more) = try await awaitJoinAnswer(
-            janus, handleID: handle.id, options: o, pinCode: AudioBridgeHandle.ErrorCode.unauthorized, parse: AudioBridgeEvent.init,
-            answer: { _, jsep in jsep }, error: { if case .error(let code, let text) = $0 { (code, text) } else { nil } })
-        let answer: JSEPDescription
-        do { answer = try await takeAnswer(jsep, into: transport, o, clock: clock) } catch {
-            try? await handle.leave()
-            try? await janus.destroy()
-            throw error
-        }
+        let (answer, more) = try await awaitAnswer(to: transport, on: handle, janus, o, clock: clock,
+                                                   pinCode: AudioBridgeHandle.ErrorCode.unauthorized, parse: AudioBridgeEvent.init,
+                                                   error: \.failure)
         let audio = answer.media.first { $0.kind == "audio" && !$0.isRejected }
         let link = AudioBridgeLink(handle: handle,
                                    payloadType: audio?.codec(named: "opus", clockRate: 48_000)?.payloadType ?? OpusRTP.defaultPayloadType,
@@ -255,15 +259,9 @@ final class WebRTCVideoRoomLink: RoomLink {
                 s.requested.remove(id)
                 s.announced[id] = nil
             }
-            room.publisherLeft(id)
-        case .talking(let id, let talking):
-            room.noteTalking(id, talking)
-        case .destroyed:
-            room.end(.roomDestroyed, reason: "room \(room.options.room) was destroyed")
-            return false
         default: break
         }
-        return true
+        return room.follow(event)
     }
 
     /// Asks for the publishers `ids`: the first ones make the subscriber handle (`join` as a

@@ -56,7 +56,7 @@ struct JoinOverWebRTCTests {
             let sent = try #require(count(talker.output, "video sent:", before: " frames"), "\(talker.output)")
             let decoded = try #require(count(listener.output, "video received from", before: " frames decoded"), "\(listener.output)")
             #expect(decoded * 10 >= sent * 8, "\(decoded) of \(sent) pictures decoded")
-            #expect(shown.frames.count >= 100 && mean >= 30,
+            #expect(shown.frames.count >= 50 && mean >= 30,
                     "\(shown.frames.count) pictures, mean PSNR \(mean), lowest \(psnr.min() ?? 0)\n\(listener.output)\n\(talker.output)")
             print("parley join over WebRTC, video: \(decoded) of \(sent) pictures decoded, \(shown.frames.count) shown, "
                   + "\(shown.width)x\(shown.height), luma PSNR mean "
