@@ -172,7 +172,7 @@ let package = Package(
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
                                          "ParleyDTLS", "ParleySimulation",
-                                         "COpus", "CVPX", "CALSA", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
+                                         "COpus", "CVPX", "CALSA", "CSRTP", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 

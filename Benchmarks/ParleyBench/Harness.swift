@@ -128,13 +128,19 @@ func jsonReport(_ results: [BenchResult]) -> String {
     return "[\n" + rows.joined(separator: ",\n") + "\n]"
 }
 
+/// The width of a table's name column: 44, or wider where a name needs it.
+func nameColumnWidth(_ names: [String]) -> Int {
+    names.reduce(44) { max($0, $1.count + 1) }
+}
+
 /// The human-readable table.
 func textReport(_ results: [BenchResult]) -> String {
-    var lines = ["name".padding(toLength: 44, withPad: " ", startingAt: 0)
+    let width = nameColumnWidth(results.map(\.name))
+    var lines = ["name".padding(toLength: width, withPad: " ", startingAt: 0)
                  + "     median        min        max  unit          ratio  allocs/unit  baseline"]
     for r in results {
         let ratio = r.ratio.map { String(format: "%7.3f", $0) } ?? "      -"
-        lines.append(r.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+        lines.append(r.name.padding(toLength: width, withPad: " ", startingAt: 0)
                      + String(format: " %10.4g %10.4g %10.4g  ", r.median, r.min, r.max)
                      + r.unit.padding(toLength: 12, withPad: " ", startingAt: 0)
                      + ratio + "  "

@@ -45,7 +45,8 @@ func checkThresholds(_ thresholds: [BenchThreshold], _ results: [BenchResult]) -
         return r.min / b.min
     }
     var ok = true
-    print("name".padding(toLength: 44, withPad: " ", startingAt: 0) + " figure     measured    maximum  verdict"
+    let width = nameColumnWidth(thresholds.map(\.name))
+    print("name".padding(toLength: width, withPad: " ", startingAt: 0) + " figure     measured    maximum  verdict"
           + "   (ratio: of the fastest samples)")
     for t in thresholds {
         let value: Double?
@@ -56,7 +57,7 @@ func checkThresholds(_ thresholds: [BenchThreshold], _ results: [BenchResult]) -
         let pass = value.map { $0.isFinite && $0 <= t.maximum } ?? false
         ok = ok && pass
         let shown = value.map { String(format: "%10.4g", $0) } ?? "   missing"
-        print(t.name.padding(toLength: 44, withPad: " ", startingAt: 0) + " "
+        print(t.name.padding(toLength: width, withPad: " ", startingAt: 0) + " "
               + t.figure.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
               + shown + String(format: " %10.4g  ", t.maximum) + (pass ? "ok" : "REGRESSED"))
     }
