@@ -560,13 +560,14 @@ func withDeadline(seconds: Double, _ body: @escaping @Sendable () async -> Void)
     return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
         once.set(continuation)
         let timer = Task {
-            try? await Task.sleep(for: .seconds(max(0, seconds)))
+            // Cancelled when the body has finished first: no verdict from here then.
+            do { try await Task.sleep(for: .seconds(max(0, seconds))) } catch { return }
             once.resume(false)
         }
         Task {
             await body()
-            timer.cancel()
             once.resume(true)
+            timer.cancel()
         }
     }
 }
