@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   pkg-config
   # libraries the package links
-  libopus-dev libvpx-dev libasound2-dev libasound2-plugins libv4l-dev libsndfile1-dev libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libsrtp2-dev libnice-dev libssl-dev
+  libopus-dev libvpx-dev libasound2-dev libasound2-plugins libv4l-dev libsndfile1-dev libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libsrtp2-dev libnice-dev libssl-dev libusrsctp-dev
   # benchmark-only baselines
   libwebrtc-audio-processing-dev libspeexdsp-dev libsoxr-dev
   # interoperability peers and media tools used by tests
