@@ -66,7 +66,7 @@ func sctpBenchmarks() -> [Benchmark] {
     guard sender.channel(channel)?.state == .open else { return [] }
     let payload = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
     return [
-        Benchmark(name: "sctp/message-1000", unit: .nsPerPacket, iterations: messageIterations) {
+        Benchmark(name: "sctp/message-1000", unit: .nsPerOp, iterations: messageIterations) {
             let before = tally.messages
             payload.withUnsafeBytes { bytes in
                 for _ in 0..<messageIterations {
