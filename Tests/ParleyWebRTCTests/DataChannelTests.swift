@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ParleyCore
 import ParleySCTP
@@ -150,5 +151,27 @@ private struct DataPair {
         p.pair.offerer.close()
         #expect(throws: DataChannelError.associationDown) { _ = try p.offerer.open(DataChannelParameters(label: "after")) }
         #expect(p.offererLog.events.last == .down)
+    }
+
+    @Test func pairsDrivenFromTwoThreadsAtOnceKeepTheirMessages() {
+        // usrsctp is one per process: each pair lives on its own thread, and each thread's
+        // timers may write the other's packets, which wait for their owner.
+        let delivered = Mutex<[Int: Bool]>([:])
+        let done = DispatchSemaphore(value: 0)
+        for t in 0..<2 {
+            Thread {
+                defer { done.signal() }
+                guard let p = try? DataPair(), let id = try? p.answerer.open(DataChannelParameters(label: "thread \(t)")),
+                      p.pump(until: { p.answerer.channel(id)?.state == .open }) else { return }
+                let sent = (0..<500).map { DataChannelMessage.text("thread \(t) message \($0)") }
+                for case .text(let m) in sent { guard (try? p.answerer.send(text: m, on: id)) != nil else { return } }
+                p.pump(seconds: 10) { p.offererLog.messages(on: id).count == sent.count }
+                let whole = p.offererLog.messages(on: id) == sent
+                delivered.withLock { $0[t] = whole }
+            }.start()
+        }
+        done.wait()
+        done.wait()
+        #expect(delivered.withLock { $0 } == [0: true, 1: true])
     }
 }
