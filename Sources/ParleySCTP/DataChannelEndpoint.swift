@@ -156,7 +156,8 @@ public final class DataChannelEndpoint {
 
     /// Starts the association (both sides send an INIT, RFC 8841 section 5): its packets, at
     /// most `maximumPacket` bytes each, leave through `send` (one DTLS record each; false when
-    /// refused). Does nothing once started.
+    /// refused). Does nothing once started. `send` is also called as the endpoint goes away
+    /// (the association's ABORT), so it should capture what it sends through weakly.
     /// - Throws: ``DataChannelError/sctp(_:)`` when usrsctp refuses the socket, or `EINVAL` for
     ///   a `maximumPacket` under 576 bytes.
     public func start(maximumPacket: Int, send: @escaping (UnsafeRawBufferPointer) -> Bool) throws(DataChannelError) {
