@@ -8,6 +8,8 @@ private final class MemoryPair {
     let client: DataChannelEndpoint
     let server: DataChannelEndpoint
     var toServer: [[UInt8]] = [], toClient: [[UInt8]] = []
+    /// Packets toward the server to lose, from the next one on.
+    var loseTowardServer = 0
     var clientEvents: [DataChannelEvent] = [], serverEvents: [DataChannelEvent] = []
     let clock = SystemMediaClock()
 
@@ -29,7 +31,10 @@ private final class MemoryPair {
             let (s, c) = (toServer, toClient)
             toServer.removeAll()
             toClient.removeAll()
-            for p in s { p.withUnsafeBytes { server.receive(packet: $0) } }
+            for p in s {
+                if loseTowardServer > 0 { loseTowardServer -= 1; continue }
+                p.withUnsafeBytes { server.receive(packet: $0) }
+            }
             for p in c { p.withUnsafeBytes { client.receive(packet: $0) } }
             let now = clock.now()
             client.advance(to: now)
@@ -68,6 +73,37 @@ private final class MemoryPair {
         #expect(pair.clientEvents.last == .closed(channel: id) && pair.serverEvents.last == .closed(channel: id))
         #expect(pair.server.channel(id)?.state == .closed)
         #expect(throws: DataChannelError.channelClosed(id)) { try pair.server.send(text: "gone", on: id) }
+    }
+
+    @Test func channelsClosedAtOnceAllClose() throws {
+        let pair = try MemoryPair()
+        let ids = try (0..<5).map { _ in try pair.client.open(DataChannelParameters(label: "short-lived")) }
+        pair.pump()
+        for id in ids { try pair.client.send(text: "last words", on: id) }
+        for id in ids { pair.client.close(id) }
+        pair.pump()
+        for id in ids {
+            #expect(pair.client.channel(id)?.state == .closed && pair.server.channel(id)?.state == .closed)
+            #expect(pair.messages(pair.serverEvents, on: id) == [.text("last words")])
+        }
+        #expect(Set(pair.serverEvents.compactMap { if case .closed(let id) = $0 { id } else { nil } }) == Set(ids))
+    }
+
+    @Test func aPartiallyReliableChannelGivesUpALostMessageAndAReliableOneDoesNot() throws {
+        let pair = try MemoryPair()
+        let lossy = try pair.client.open(DataChannelParameters(label: "lossy", reliability: .maxRetransmits(0)))
+        let reliable = try pair.client.open(DataChannelParameters(label: "reliable"))
+        pair.pump()
+        for (id, label) in [(lossy, "lossy"), (reliable, "reliable")] {
+            // The first message's packet is lost; the next five arrive, and their acknowledgements
+            // report the gap (no timer runs in between: this is fast retransmission's path).
+            pair.loseTowardServer = 1
+            for i in 0..<6 { try pair.client.send(text: "\(label) \(i)", on: id) }
+            pair.pump()
+            #expect(pair.loseTowardServer == 0)
+        }
+        #expect(pair.messages(pair.serverEvents, on: lossy) == (1..<6).map { .text("lossy \($0)") })
+        #expect(pair.messages(pair.serverEvents, on: reliable) == (0..<6).map { .text("reliable \($0)") })
     }
 
     @Test func streamIdsRunOutAndParametersAreChecked() throws {
