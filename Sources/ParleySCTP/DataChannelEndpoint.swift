@@ -76,8 +76,9 @@ public enum DataChannelError: Error, Sendable, Equatable {
 
 /// Counters of a ``DataChannelEndpoint``.
 public struct DataChannelStatistics: Sendable, Hashable {
-    /// Messages sent and received on channels (DCEP's not counted).
+    /// Messages sent on channels (DCEP's not counted).
     public var messagesSent = 0
+    /// Messages received on channels (DCEP's not counted).
     public var messagesReceived = 0
     /// Messages received for no open channel, of an unknown payload protocol, or DCEP messages
     /// that did not parse: dropped.
@@ -89,6 +90,7 @@ public struct DataChannelStatistics: Sendable, Hashable {
     /// SCTP packets that found no room between usrsctp and the owner (or were larger than the MTU).
     public var packetsDropped = 0
 
+    /// All counters at zero.
     public init() {}
 }
 

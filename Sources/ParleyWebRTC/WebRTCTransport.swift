@@ -347,8 +347,8 @@ public final class WebRTCTransport: PacketTransport {
     // MARK: The handshake
 
     /// ICE's outcome: a failure ends the transport; a working pair starts the handshake (the
-    /// client's first flight). Then DTLS's retransmission timer (also once connected: the
-    /// server's last flight is sent again if the client's Finished goes unanswered) and SCTP's.
+    /// client's first flight). Then DTLS's retransmission timer, connected or not (it acts
+    /// only while OpenSSL has a flight awaiting an answer), and SCTP's timers.
     private func advance() {
         guard state == .connecting || state == .connected else { return }
         let ice = agent.state
