@@ -128,6 +128,8 @@ public final class DataChannelEndpoint {
     public var onEvent: ((DataChannelEvent) -> Void)?
     /// Whether the association is up.
     public private(set) var isReady = false
+    /// Whether ``start(maximumPacket:send:)`` has started the association (or it has ended).
+    public var isStarted: Bool { association != nil || ended }
 
     private var association: SCTPAssociation?
     private var channelsByID: [UInt16: DataChannel] = [:]

@@ -246,7 +246,12 @@ public final class WebRTCTransport: PacketTransport {
         if let data = description.media.first(where: { $0.kind == "application" && !$0.isRejected && $0.sctpPort != nil }) {
             let endpoint = DataChannelEndpoint(remotePort: data.sctpPort ?? DataChannelEndpoint.defaultPort,
                                                remoteMaxMessageSize: data.maxMessageSize, isDTLSClient: dtlsRole == .client)
-            dtls?.applicationDataHandler = { [unowned endpoint] packet in endpoint.receive(packet: packet) }
+            // A packet may come in the same call that finishes the handshake: start first.
+            dtls?.applicationDataHandler = { [weak self] packet in
+                guard let self, let dtls = self.dtls, let dataChannels = self.dataChannels else { return }
+                startDataChannels(dtls)
+                dataChannels.receive(packet: packet)
+            }
             dataChannels = endpoint
         }
         do throws(ICEError) {
@@ -393,9 +398,10 @@ public final class WebRTCTransport: PacketTransport {
         startDataChannels(dtls)
     }
 
-    /// The data channels' association, once DTLS is up: each SCTP packet one DTLS record.
+    /// The data channels' association, once DTLS is up: each SCTP packet one DTLS record. Does
+    /// nothing once started.
     private func startDataChannels(_ dtls: DTLSConnection) {
-        guard let dataChannels else { return }
+        guard let dataChannels, !dataChannels.isStarted else { return }
         do throws(DataChannelError) {
             try dataChannels.start(maximumPacket: dtls.maxApplicationDataSize) { [weak dtls] packet in
                 guard let dtls else { return false }
