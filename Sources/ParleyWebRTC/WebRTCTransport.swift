@@ -63,17 +63,17 @@ public struct WebRTCTransportStatistics: Sendable, Hashable {
 /// 1. make it with its role and a certificate; it gathers candidates at once;
 /// 2. once ``candidatesComplete`` (or trickling ``localCandidates``), build the local
 ///    description from ``local(cname:streamID:audioSSRC:videoSSRC:)``;
-/// 3. give the peer's description to ``setRemote(_:)`` (and trickled candidates to
+/// 3. give the peer's description to ``setRemote(_:dataChannel:)`` (and trickled candidates to
 ///    ``addRemoteCandidate(_:)``);
 /// 4. `send` and `receive(until:_:)` as over any transport: `receive` also drives ICE's
 ///    outcome and the DTLS handshake, so call it regularly (a call session does, every tick);
 ///    ``state`` becomes ``WebRTCTransportState/connected`` once the keys are there.
 ///
-/// Data channels: when the peer's description has an `application` section with
-/// `a=sctp-port` (`JSEPDescription.offer(local:audio:video:dataChannel:)` and
-/// `answer(to:local:dataChannel:wants:)` write one), ``dataChannels`` is the transport's
-/// `DataChannelEndpoint`: its SCTP association starts over DTLS once DTLS is connected, and
-/// `receive` feeds it and runs its timers.
+/// Data channels: when both descriptions carry an `application` section with `a=sctp-port`
+/// (`JSEPDescription.offer(local:audio:video:dataChannel:)` and
+/// `answer(to:local:dataChannel:wants:)` write one; ``setRemote(_:dataChannel:)`` is told),
+/// ``dataChannels`` is the transport's `DataChannelEndpoint`: its SCTP association starts over
+/// DTLS once DTLS is connected, and `receive` feeds it and runs its timers.
 ///
 /// A peer whose certificate does not match its fingerprint ends the transport
 /// (``WebRTCTransportState/failed(_:)`` with ``WebRTCTransportError/dtls(_:)``) before any key
@@ -93,8 +93,8 @@ public final class WebRTCTransport: PacketTransport {
     public private(set) var state: WebRTCTransportState = .connecting
     /// The DTLS role, once the peer's description set it.
     public private(set) var dtlsRole: DTLSRole?
-    /// The data channels, when the peer's description has a data-channel section (set by
-    /// ``setRemote(_:)``; nil otherwise). Open, send and close on it; its `onEvent` reports
+    /// The data channels, when both descriptions have a data-channel section (set by
+    /// ``setRemote(_:dataChannel:)``; nil otherwise). Open, send and close on it; its `onEvent` reports
     /// the channels and their messages from inside ``receive(until:_:)``.
     public private(set) var dataChannels: DataChannelEndpoint?
 
@@ -201,16 +201,23 @@ public final class WebRTCTransport: PacketTransport {
 
     /// Takes the peer's description (the answer for an offerer, the offer for an answerer): its
     /// first media section that is not rejected gives the ICE credentials, candidates, DTLS
-    /// fingerprint and `a=setup` (all media are bundled on this one transport). An
-    /// `application` section with `a=sctp-port` that is not rejected makes ``dataChannels``:
-    /// the peer's SCTP port (5000 when absent) and `a=max-message-size`; this side's port is
-    /// 5000, as the JSEP descriptions write it.
+    /// fingerprint and `a=setup` (all media are bundled on this one transport).
+    ///
+    /// With `dataChannel`, an `application` section with `a=sctp-port` that is not rejected
+    /// makes ``dataChannels``: the peer's SCTP port (5000 when absent) and
+    /// `a=max-message-size`; this side's port is 5000, as the JSEP descriptions write it.
+    /// - Parameters:
+    ///   - description: the peer's offer or answer.
+    ///   - dataChannel: whether this side's own description carries data channels: the
+    ///     offerer's offer had the section, the answerer's answer accepted it (the
+    ///     `dataChannel` given to `JSEPDescription.offer` or `answer`). Without it, a section
+    ///     in the peer's description is left alone.
     /// - Throws: ``WebRTCTransportError/unexpectedDescription(_:)``,
     ///   ``WebRTCTransportError/missingInDescription(_:)``,
     ///   ``WebRTCTransportError/remoteCandidate(_:)``, ``WebRTCTransportError/remoteAlreadySet``,
     ///   ``WebRTCTransportError/dtls(_:)`` (an `actpass` answer, a fingerprint that is not
     ///   SHA-256) or ``WebRTCTransportError/ice(_:)``.
-    public func setRemote(_ description: JSEPDescription) throws(WebRTCTransportError) {
+    public func setRemote(_ description: JSEPDescription, dataChannel: Bool = false) throws(WebRTCTransportError) {
         guard dtls == nil else { throw .remoteAlreadySet }
         let expected: JSEPDescription.Kind = role == .offerer ? .answer : .offer
         guard description.kind == expected else { throw .unexpectedDescription(description.kind) }
@@ -243,7 +250,7 @@ public final class WebRTCTransport: PacketTransport {
             throw .dtls(error)
         }
         self.dtlsRole = dtlsRole
-        if let data = description.media.first(where: { $0.kind == "application" && !$0.isRejected && $0.sctpPort != nil }) {
+        if dataChannel, let data = description.media.first(where: { $0.kind == "application" && !$0.isRejected && $0.sctpPort != nil }) {
             let endpoint = DataChannelEndpoint(remotePort: data.sctpPort ?? DataChannelEndpoint.defaultPort,
                                                remoteMaxMessageSize: data.maxMessageSize, isDTLSClient: dtlsRole == .client)
             // A packet may come in the same call that finishes the handshake: start first.

@@ -153,6 +153,12 @@ private struct DataPair {
         #expect(p.offererLog.events.last == .down)
     }
 
+    @Test func aSectionTheAnswerRejectedMakesNoDataChannels() throws {
+        let pair = try Pair(dataChannel: true, answerDataChannel: false)
+        #expect(pair.offerer.dataChannels == nil && pair.answerer.dataChannels == nil)
+        pair.connect()
+    }
+
     @Test func pairsDrivenFromTwoThreadsAtOnceKeepTheirMessages() {
         // usrsctp is one per process: each pair lives on its own thread, and each thread's
         // timers may write the other's packets, which wait for their owner.

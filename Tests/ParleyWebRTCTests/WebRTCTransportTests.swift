@@ -18,7 +18,9 @@ struct Pair {
     let answerer: WebRTCTransport
 
     /// `tamperOfferFingerprint` gives the answerer a fingerprint other than the offerer's.
-    init(tamperOfferFingerprint: Bool = false, dataChannel: Bool = false) throws {
+    /// `answerDataChannel` (else `dataChannel`) says whether the answer accepts the section.
+    init(tamperOfferFingerprint: Bool = false, dataChannel: Bool = false, answerDataChannel: Bool? = nil) throws {
+        let answerDataChannel = answerDataChannel ?? dataChannel
         offerer = try WebRTCTransport(role: .offerer, certificate: DTLSCertificate(), localAddresses: ["127.0.0.1"], clock: clock)
         answerer = try WebRTCTransport(role: .answerer, certificate: DTLSCertificate(), localAddresses: ["127.0.0.1"], clock: clock)
         let deadline = Date().addingTimeInterval(5)
@@ -34,10 +36,10 @@ struct Pair {
             for i in offer.media.indices where offer.media[i].fingerprint != nil { offer.media[i].fingerprint = other }
         }
         let answerText = try JSEPDescription.answer(to: offer, local: answerer.local(cname: "a", audioSSRC: 0x2222, videoSSRC: 0x2223),
-                                                 dataChannel: dataChannel) { _ in .both }.text
+                                                 dataChannel: answerDataChannel) { _ in .both }.text
         let answer = try JSEPDescription(parsing: answerText, kind: .answer)
-        try answerer.setRemote(offer)
-        try offerer.setRemote(answer)
+        try answerer.setRemote(offer, dataChannel: answerDataChannel)
+        try offerer.setRemote(answer, dataChannel: dataChannel)
         #expect(answerer.dtlsRole == .client && offerer.dtlsRole == .server)
     }
 
