@@ -40,6 +40,12 @@ if ! python3 -c "import numpy" 2>/dev/null; then
   python3 -m pip install -q numpy
 fi
 
+# aiortc, an independent WebRTC peer (ICE, DTLS, SCTP, DCEP) for the data-channel interoperability test.
+if ! python3 -c "import aiortc" 2>/dev/null; then
+  echo "setup: installing aiortc for python3" >&2
+  python3 -m pip install -q aiortc
+fi
+
 # Dask distributed for the optional scale-out driver and its test (Tools/scale-out/).
 if ! python3 -c "import distributed" 2>/dev/null; then
   echo "setup: installing Tools/scale-out/requirements.txt for python3" >&2
