@@ -32,14 +32,15 @@ private struct DataPair {
         if connect { pair.connect() }
     }
 
-    /// Drives both transports until `done` (false if `seconds` passed first).
+    /// Drives both transports until `done` (false if `seconds` passed first); `media` gets the
+    /// RTP and RTCP each side received (true: the offerer's).
     @discardableResult
-    func pump(seconds: Double = 5, until done: () -> Bool) -> Bool {
+    func pump(seconds: Double = 5, media: (Bool, [UInt8]) -> Void = { _, _ in }, until done: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let now = clock.now()
-            pair.offerer.receive(until: now) { _, _ in }
-            pair.answerer.receive(until: now) { _, _ in }
+            pair.offerer.receive(until: now) { bytes, _ in media(true, Array(bytes)) }
+            pair.answerer.receive(until: now) { bytes, _ in media(false, Array(bytes)) }
             if done() { return true }
             usleep(1_000)
         }
@@ -96,6 +97,26 @@ private struct DataPair {
         }
         #expect(p.offerer.statistics.messagesSent == 1_003 && p.answerer.statistics.messagesReceived == 1_003)
         #expect(p.pair.offerer.state == .connected && p.pair.answerer.state == .connected)
+    }
+
+    @Test func mediaAndDataShareTheTransport() throws {
+        let p = try DataPair()
+        let id = try p.offerer.open(DataChannelParameters(label: "beside the media"))
+        #expect(p.pump { p.offerer.channel(id)?.state == .open })
+        var sentRTP: [[UInt8]] = []
+        for seq in UInt16(1)...100 {
+            let packet = try rtp(seq, ssrc: 0x1111)
+            sentRTP.append(packet)
+            #expect(packet.withUnsafeBytes { p.pair.offerer.send($0, at: clock.now()) })
+            try p.offerer.send(text: "message \(seq)", on: id)
+        }
+        var gotRTP: [[UInt8]] = []
+        #expect(p.pump(media: { atOfferer, bytes in if !atOfferer { gotRTP.append(bytes) } }) {
+            gotRTP.count == 100 && p.answererLog.messages(on: id).count == 100
+        })
+        #expect(gotRTP == sentRTP)
+        #expect(p.answererLog.messages(on: id) == (1...100).map { .text("message \($0)") })
+        #expect(p.pair.answerer.statistics.srtp.dropped == 0)
     }
 
     @Test func unorderedAndPartiallyReliableChannelsOpenWithTheirParameters() throws {

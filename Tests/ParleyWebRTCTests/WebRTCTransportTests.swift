@@ -68,7 +68,7 @@ struct Pair {
     }
 }
 
-private func rtp(_ seq: UInt16, ssrc: UInt32) throws -> [UInt8] {
+func rtp(_ seq: UInt16, ssrc: UInt32) throws -> [UInt8] {
     try RTPHeader(payloadType: 111, sequenceNumber: seq, timestamp: UInt32(seq) * 960, ssrc: ssrc)
         .marshalled(payload: (0..<160).map { UInt8(truncatingIfNeeded: Int($0) &+ Int(seq)) })
 }
