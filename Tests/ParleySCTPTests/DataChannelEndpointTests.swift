@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ParleyCore
 import ParleySCTP
@@ -104,6 +105,22 @@ private final class MemoryPair {
         }
         #expect(pair.messages(pair.serverEvents, on: lossy) == (1..<6).map { .text("lossy \($0)") })
         #expect(pair.messages(pair.serverEvents, on: reliable) == (0..<6).map { .text("reliable \($0)") })
+    }
+
+    @Test func aTimedChannelGivesUpALostMessageOnlyPastItsLifetime() throws {
+        let pair = try MemoryPair()
+        let timed = try pair.client.open(DataChannelParameters(label: "timed", reliability: .maxLifetime(milliseconds: 50)))
+        pair.pump()
+        for (label, wait) in [("young", 0.0), ("expired", 0.15)] {
+            pair.loseTowardServer = 1
+            try pair.client.send(text: "\(label) 0", on: timed)
+            pair.pump()
+            Thread.sleep(forTimeInterval: wait)
+            for i in 1..<6 { try pair.client.send(text: "\(label) \(i)", on: timed) }
+            pair.pump()
+        }
+        // Retransmitted within its 50 ms; given up once they have passed.
+        #expect(pair.messages(pair.serverEvents, on: timed) == (0..<6).map { .text("young \($0)") } + (1..<6).map { .text("expired \($0)") })
     }
 
     @Test func streamIdsRunOutAndParametersAreChecked() throws {
