@@ -90,12 +90,13 @@ private final class MemoryPair {
         #expect(Set(pair.serverEvents.compactMap { if case .closed(let id) = $0 { id } else { nil } }) == Set(ids))
     }
 
-    @Test func aPartiallyReliableChannelGivesUpALostMessageAndAReliableOneDoesNot() throws {
+    @Test func aLostMessageIsGivenUpRetransmittedInOrderOrDeliveredLateByChannelType() throws {
         let pair = try MemoryPair()
         let lossy = try pair.client.open(DataChannelParameters(label: "lossy", reliability: .maxRetransmits(0)))
         let reliable = try pair.client.open(DataChannelParameters(label: "reliable"))
+        let unordered = try pair.client.open(DataChannelParameters(label: "unordered", ordered: false))
         pair.pump()
-        for (id, label) in [(lossy, "lossy"), (reliable, "reliable")] {
+        for (id, label) in [(lossy, "lossy"), (reliable, "reliable"), (unordered, "unordered")] {
             // The first message's packet is lost; the next five arrive, and their acknowledgements
             // report the gap (no timer runs in between: this is fast retransmission's path).
             pair.loseTowardServer = 1
@@ -105,6 +106,8 @@ private final class MemoryPair {
         }
         #expect(pair.messages(pair.serverEvents, on: lossy) == (1..<6).map { .text("lossy \($0)") })
         #expect(pair.messages(pair.serverEvents, on: reliable) == (0..<6).map { .text("reliable \($0)") })
+        // Unordered: the five arrive as they come, the lost one once retransmitted.
+        #expect(pair.messages(pair.serverEvents, on: unordered) == (1..<6).map { .text("unordered \($0)") } + [.text("unordered 0")])
     }
 
     @Test func aTimedChannelGivesUpALostMessageOnlyPastItsLifetime() throws {
