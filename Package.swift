@@ -14,7 +14,9 @@
 //       sources; on Media), SRTP (libsrtp2, SDES keys from SDP, and the SRTP transport over any
 //       Network transport), ICE (libnice's agent for WebRTC transports; on SDP), DTLS (OpenSSL's
 //       DTLS 1.2 for DTLS-SRTP keys and data channels, without a socket; on SRTP).
-//   WebRTC (the WebRTC transport: ICE, DTLS-SRTP and SRTP behind the packet-transport seam).
+//   SCTP (WebRTC's data channels: usrsctp's SCTP over DTLS application data, DCEP; on Core).
+//   WebRTC (the WebRTC transport: ICE, DTLS-SRTP and SRTP behind the packet-transport seam, and
+//       its data channels).
 //   Detect (offline talk detection over recordings): Media and Voice; Janus recordings (.mjr)
 //       through Call's receive path (RTP, Jitter, Codecs).
 //   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
@@ -28,7 +30,7 @@
 //       benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
 //       (`call-client` on Call, `join-room` on Rooms).
-// Only Codecs, Media, Devices, SRTP, ICE and DTLS import C libraries (Network and Core the C library's
+// Only Codecs, Media, Devices, SRTP, ICE, DTLS and SCTP import C libraries (Network and Core the C library's
 // sockets and clocks). Everything else builds anywhere.
 
 import PackageDescription
@@ -52,6 +54,7 @@ let package = Package(
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
         .library(name: "ParleyICE", targets: ["ParleyICE"]),
         .library(name: "ParleyDTLS", targets: ["ParleyDTLS"]),
+        .library(name: "ParleySCTP", targets: ["ParleySCTP"]),
         .library(name: "ParleyWebRTC", targets: ["ParleyWebRTC"]),
         .library(name: "ParleyDetect", targets: ["ParleyDetect"]),
         .library(name: "ParleyCall", targets: ["ParleyCall"]),
@@ -88,6 +91,8 @@ let package = Package(
                        providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CDTLS", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        // No pkgConfig: usrsctp.pc adds -D flags SwiftPM rejects, and the header needs none of them.
+        .systemLibrary(name: "CUSRSCTP", providers: [.apt(["libusrsctp-dev"])]),
 
         // MARK: Pure-Swift core: no C imports.
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
@@ -113,9 +118,13 @@ let package = Package(
         .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
         // DTLS 1.2 (OpenSSL) for DTLS-SRTP and data channels: datagrams in and out, no socket.
         .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySDP", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
-        // The WebRTC transport: ICE's path, DTLS-SRTP's keys, SRTP's media, RFC 7983's demultiplexing.
+        // Data channels: SCTP (usrsctp, no threads of its own) over DTLS, DCEP (RFC 8832).
+        .target(name: "ParleySCTP", dependencies: ["ParleyCore", "CUSRSCTP"], swiftSettings: swiftSettings),
+        // The WebRTC transport: ICE's path, DTLS-SRTP's keys, SRTP's media, RFC 7983's demultiplexing,
+        // and the data channels.
         .target(name: "ParleyWebRTC",
-                dependencies: ["ParleyCore", "ParleyRTP", "ParleySDP", "ParleyNetwork", "ParleySRTP", "ParleyICE", "ParleyDTLS"],
+                dependencies: ["ParleyCore", "ParleyRTP", "ParleySDP", "ParleyNetwork", "ParleySRTP", "ParleyICE", "ParleyDTLS",
+                               "ParleySCTP"],
                 swiftSettings: swiftSettings),
 
         // MARK: Offline talk detection over recordings: files in, talks and statistics out.
@@ -171,7 +180,7 @@ let package = Package(
         .executableTarget(name: "parley-bench",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
-                                         "ParleyDTLS", "ParleySimulation",
+                                         "ParleyDTLS", "ParleySCTP", "ParleySimulation",
                                          "COpus", "CVPX", "CALSA", "CSRTP", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
@@ -191,8 +200,11 @@ let package = Package(
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyWebRTCTests",
-                    dependencies: ["ParleyWebRTC", "ParleyCall", "ParleyCore", "ParleyDTLS", "ParleyDevices", "ParleyRTP", "ParleySDP"],
+                    dependencies: ["ParleyWebRTC", "ParleyCall", "ParleyCore", "ParleyDTLS", "ParleyDevices", "ParleyRTP", "ParleySDP",
+                                   "ParleySCTP"],
+                    exclude: ["Peers"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "ParleySCTPTests", dependencies: ["ParleySCTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDTLSTests", dependencies: ["ParleyDTLS", "ParleyCore", "ParleySDP", "ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyJitterTests", dependencies: ["ParleyJitter", "ParleyCodecs", "ParleyRTP", "ParleySimulation"],
                     swiftSettings: swiftSettings),

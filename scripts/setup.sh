@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   pkg-config
   # libraries the package links
-  libopus-dev libvpx-dev libasound2-dev libasound2-plugins libv4l-dev libsndfile1-dev libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libsrtp2-dev libnice-dev libssl-dev
+  libopus-dev libvpx-dev libasound2-dev libasound2-plugins libv4l-dev libsndfile1-dev libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libsrtp2-dev libnice-dev libssl-dev libusrsctp-dev
   # benchmark-only baselines
   libwebrtc-audio-processing-dev libspeexdsp-dev libsoxr-dev
   # interoperability peers and media tools used by tests
@@ -38,6 +38,12 @@ fi
 if ! python3 -c "import numpy" 2>/dev/null; then
   echo "setup: installing numpy for python3" >&2
   python3 -m pip install -q numpy
+fi
+
+# aiortc, an independent WebRTC peer (ICE, DTLS, SCTP, DCEP) for the data-channel interoperability test.
+if ! python3 -c "import aiortc" 2>/dev/null; then
+  echo "setup: installing aiortc for python3" >&2
+  python3 -m pip install -q aiortc
 fi
 
 # Dask distributed for the optional scale-out driver and its test (Tools/scale-out/).

@@ -23,6 +23,7 @@ let suites: [(String, () -> [Benchmark])] = [
     ("srtp", srtpBenchmarks),
     ("session", sessionBenchmarks),
     ("dtls", dtlsBenchmarks),
+    ("sctp", sctpBenchmarks),
     ("jitter", jitterBenchmarks),
     ("video", videoBenchmarks),
     ("vad", vadBenchmarks),

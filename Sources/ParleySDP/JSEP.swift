@@ -180,7 +180,7 @@ extension JSEPDescription {
             case "ice-ufrag": ufrag = v
             case "ice-pwd": pwd = v
             case "ice-lite": iceLite = true
-            case "fingerprint": fingerprint = try SDPFingerprint(parsing: v)
+            case "fingerprint": fingerprint = SDPFingerprint.preferred(fingerprint, try SDPFingerprint(parsing: v))
             case "setup": setup = try Self.setup(v, mid: nil)
             default: break
             }
@@ -221,7 +221,7 @@ extension JSEPDescription {
             case "ice-pwd": pwd = v
             case "candidate": m.candidates.append(v)
             case "end-of-candidates": m.endOfCandidates = true
-            case "fingerprint": m.fingerprint = try SDPFingerprint(parsing: v, mid: mid)
+            case "fingerprint": m.fingerprint = SDPFingerprint.preferred(m.fingerprint, try SDPFingerprint(parsing: v, mid: mid))
             case "setup": m.setup = try setup(v, mid: mid)
             case "msid": m.msid = v
             case "ssrc-group": m.sourceGroups.append(v)

@@ -14,6 +14,14 @@ public struct SDPFingerprint: Sendable, Hashable, CustomStringConvertible {
     /// Digest lengths of RFC 8122's hash functions.
     private static let lengths = ["sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64, "md5": 16, "md2": 16]
 
+    /// Of a description's several `a=fingerprint` lines (RFC 8122 section 5 allows one per hash;
+    /// aiortc gives SHA-256, SHA-384 and SHA-512), the one to keep: the first SHA-256 one, the
+    /// hash DTLS connections check, else the first.
+    static func preferred(_ kept: SDPFingerprint?, _ next: SDPFingerprint) -> SDPFingerprint {
+        guard let kept else { return next }
+        return kept.algorithm != "sha-256" && next.algorithm == "sha-256" ? next : kept
+    }
+
     /// A fingerprint of `bytes` under `algorithm` (any case).
     /// - Throws: ``JSEPError/invalid(mid:field:reason:)`` for a hash RFC 8122 does not name, or
     ///   a digest of another length than the hash's.

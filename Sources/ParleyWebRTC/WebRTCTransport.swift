@@ -6,6 +6,7 @@ import ParleyDTLS
 import ParleyICE
 import ParleyNetwork
 import ParleyRTP
+import ParleySCTP
 import ParleySDP
 import ParleySRTP
 import Synchronization
@@ -62,11 +63,17 @@ public struct WebRTCTransportStatistics: Sendable, Hashable {
 /// 1. make it with its role and a certificate; it gathers candidates at once;
 /// 2. once ``candidatesComplete`` (or trickling ``localCandidates``), build the local
 ///    description from ``local(cname:streamID:audioSSRC:videoSSRC:)``;
-/// 3. give the peer's description to ``setRemote(_:)`` (and trickled candidates to
+/// 3. give the peer's description to ``setRemote(_:dataChannel:)`` (and trickled candidates to
 ///    ``addRemoteCandidate(_:)``);
 /// 4. `send` and `receive(until:_:)` as over any transport: `receive` also drives ICE's
 ///    outcome and the DTLS handshake, so call it regularly (a call session does, every tick);
 ///    ``state`` becomes ``WebRTCTransportState/connected`` once the keys are there.
+///
+/// Data channels: when both descriptions carry an `application` section with `a=sctp-port`
+/// (`JSEPDescription.offer(local:audio:video:dataChannel:)` and
+/// `answer(to:local:dataChannel:wants:)` write one; ``setRemote(_:dataChannel:)`` is told),
+/// ``dataChannels`` is the transport's `DataChannelEndpoint`: its SCTP association starts over
+/// DTLS once DTLS is connected, and `receive` feeds it and runs its timers.
 ///
 /// A peer whose certificate does not match its fingerprint ends the transport
 /// (``WebRTCTransportState/failed(_:)`` with ``WebRTCTransportError/dtls(_:)``) before any key
@@ -86,6 +93,10 @@ public final class WebRTCTransport: PacketTransport {
     public private(set) var state: WebRTCTransportState = .connecting
     /// The DTLS role, once the peer's description set it.
     public private(set) var dtlsRole: DTLSRole?
+    /// The data channels, when both descriptions have a data-channel section (set by
+    /// ``setRemote(_:dataChannel:)``; nil otherwise). Open, send and close on it; its `onEvent` reports
+    /// the channels and their messages from inside ``receive(until:_:)``.
+    public private(set) var dataChannels: DataChannelEndpoint?
 
     private let agent: ICEAgent
     private let gathered: Gathered
@@ -161,6 +172,7 @@ public final class WebRTCTransport: PacketTransport {
     }
 
     deinit {
+        dataChannels?.shutdown()
         agent.close()
         receiveBuffer.deallocate()
         sendBuffer.deallocate()
@@ -190,12 +202,22 @@ public final class WebRTCTransport: PacketTransport {
     /// Takes the peer's description (the answer for an offerer, the offer for an answerer): its
     /// first media section that is not rejected gives the ICE credentials, candidates, DTLS
     /// fingerprint and `a=setup` (all media are bundled on this one transport).
+    ///
+    /// With `dataChannel`, an `application` section with `a=sctp-port` that is not rejected
+    /// makes ``dataChannels``: the peer's SCTP port (5000 when absent) and
+    /// `a=max-message-size`; this side's port is 5000, as the JSEP descriptions write it.
+    /// - Parameters:
+    ///   - description: the peer's offer or answer.
+    ///   - dataChannel: whether this side's own description carries data channels: the
+    ///     offerer's offer had the section, the answerer's answer accepted it (the
+    ///     `dataChannel` given to `JSEPDescription.offer` or `answer`). Without it, a section
+    ///     in the peer's description is left alone.
     /// - Throws: ``WebRTCTransportError/unexpectedDescription(_:)``,
     ///   ``WebRTCTransportError/missingInDescription(_:)``,
     ///   ``WebRTCTransportError/remoteCandidate(_:)``, ``WebRTCTransportError/remoteAlreadySet``,
     ///   ``WebRTCTransportError/dtls(_:)`` (an `actpass` answer, a fingerprint that is not
     ///   SHA-256) or ``WebRTCTransportError/ice(_:)``.
-    public func setRemote(_ description: JSEPDescription) throws(WebRTCTransportError) {
+    public func setRemote(_ description: JSEPDescription, dataChannel: Bool = false) throws(WebRTCTransportError) {
         guard dtls == nil else { throw .remoteAlreadySet }
         let expected: JSEPDescription.Kind = role == .offerer ? .answer : .offer
         guard description.kind == expected else { throw .unexpectedDescription(description.kind) }
@@ -228,6 +250,17 @@ public final class WebRTCTransport: PacketTransport {
             throw .dtls(error)
         }
         self.dtlsRole = dtlsRole
+        if dataChannel, let data = description.media.first(where: { $0.kind == "application" && !$0.isRejected && $0.sctpPort != nil }) {
+            let endpoint = DataChannelEndpoint(remotePort: data.sctpPort ?? DataChannelEndpoint.defaultPort,
+                                               remoteMaxMessageSize: data.maxMessageSize, isDTLSClient: dtlsRole == .client)
+            // A packet may come in the same call that finishes the handshake: start first.
+            dtls?.applicationDataHandler = { [weak self] packet in
+                guard let self, let dtls = self.dtls, let dataChannels = self.dataChannels else { return }
+                startDataChannels(dtls)
+                dataChannels.receive(packet: packet)
+            }
+            dataChannels = endpoint
+        }
         do throws(ICEError) {
             try agent.setRemoteCredentials(credentials)
             for c in candidates { try agent.addRemoteCandidate(c) }
@@ -268,8 +301,10 @@ public final class WebRTCTransport: PacketTransport {
     /// The candidate pair in use, once ICE selected one.
     public var selectedPair: ICECandidatePair? { agent.selectedPair }
 
-    /// Closes the transport: DTLS's `close_notify` when connected, then ICE. Idempotent.
+    /// Closes the transport: the data channels' association (an SCTP ABORT), DTLS's
+    /// `close_notify` when connected, then ICE. Idempotent.
     public func close() {
+        dataChannels?.shutdown()
         dtls?.close()
         agent.close()
         media = nil
@@ -296,8 +331,9 @@ public final class WebRTCTransport: PacketTransport {
     }
 
     /// Drains what ICE's thread received: DTLS records go to the handshake (which may complete
-    /// and key the media), RTP and RTCP are unprotected and handed to `body` with their arrival
-    /// times; also starts the handshake once ICE connects and runs DTLS's retransmission timer.
+    /// and key the media, and carry the data channels' SCTP packets), RTP and RTCP are
+    /// unprotected and handed to `body` with their arrival times; also starts the handshake once
+    /// ICE connects, and runs DTLS's retransmission timer and the data channels' SCTP timers.
     public func receive(until time: MonotonicTime, _ body: (UnsafeRawBufferPointer, MonotonicTime) -> Void) {
         advance()
         while let next = queue.pop(into: receiveBuffer) {
@@ -323,19 +359,22 @@ public final class WebRTCTransport: PacketTransport {
     // MARK: The handshake
 
     /// ICE's outcome: a failure ends the transport; a working pair starts the handshake (the
-    /// client's first flight). Then DTLS's retransmission timer.
+    /// client's first flight). Then DTLS's retransmission timer, connected or not (it acts
+    /// only while OpenSSL has a flight awaiting an answer), and SCTP's timers.
     private func advance() {
         guard state == .connecting || state == .connected else { return }
         let ice = agent.state
         if ice == .failed { fail(.iceFailed); return }
-        guard let dtls, state == .connecting else { return }
+        guard let dtls else { return }
+        let now = clock.now()
         do throws(DTLSError) {
             if dtls.state == .idle, ice == .connected || ice == .ready { try dtls.start() }
-            let now = clock.now()
             if let due = dtls.nextTimeout(now: now), due <= now { try dtls.handleTimeout() }
         } catch {
             fail(.dtls(error))
+            return
         }
+        dataChannels?.advance(to: now)
     }
 
     /// One DTLS record: the next handshake step, or (connected) the peer's data or close.
@@ -348,6 +387,7 @@ public final class WebRTCTransport: PacketTransport {
             case .failed(let reason): fail(.dtls(reason))
             case .closed:
                 media = nil
+                dataChannels?.shutdown()
                 state = .closed
             default: break
             }
@@ -360,11 +400,28 @@ public final class WebRTCTransport: PacketTransport {
             state = .connected
         } catch {
             fail(.srtp(error))
+            return
+        }
+        startDataChannels(dtls)
+    }
+
+    /// The data channels' association, once DTLS is up: each SCTP packet one DTLS record. Does
+    /// nothing once started.
+    private func startDataChannels(_ dtls: DTLSConnection) {
+        guard let dataChannels, !dataChannels.isStarted else { return }
+        do throws(DataChannelError) {
+            try dataChannels.start(maximumPacket: dtls.maxApplicationDataSize) { [weak dtls] packet in
+                guard let dtls else { return false }
+                do throws(DTLSError) { try dtls.send(applicationData: packet); return true } catch { return false }
+            }
+        } catch {
+            dataChannels.shutdown()
         }
     }
 
     private func fail(_ error: WebRTCTransportError) {
         media = nil
+        dataChannels?.shutdown()
         state = .failed(error)
     }
 }

@@ -184,6 +184,35 @@ func srtpRoundTrip(_ key: SRTPKey, _ peer: SRTPKey, seq: UInt16) throws -> Bool 
         #expect(pair.client.srtpKeys?.local == pair.server.srtpKeys?.remote)
     }
 
+    @Test func aLostLastFlightIsSentAgainByTheConnectedServer() throws {
+        let config = DTLSConnection.Configuration(initialRetransmitTimeout: .milliseconds(40))
+        let pair = try Pair(client: config, server: config)
+        try pair.client.start()
+        // The server's last flight (ChangeCipherSpec, Finished) is lost: it is connected, the
+        // client is not.
+        var counts = (0, 0)
+        let errors = pair.pump(drop: { towardServer, _ in !towardServer && pair.server.state == .connected }, counts: &counts)
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(pair.server.state == .connected && pair.client.state == .handshaking)
+        // The client's timer sends its flight again; the server, connected, answers it with its
+        // last flight from `receive`, and runs its own timer harmlessly meanwhile.
+        let deadline = Date().addingTimeInterval(10)
+        while pair.client.state != .connected, Date() < deadline, let due = pair.client.nextTimeout(now: .zero) {
+            Thread.sleep(forTimeInterval: max(due.seconds, 0) + 0.002)
+            try pair.client.handleTimeout()
+            try pair.server.handleTimeout()
+            #expect(pair.pump(counts: &counts).isEmpty)
+        }
+        #expect(pair.client.state == .connected && pair.server.state == .connected)
+        #expect(pair.client.retransmissions >= 1)
+        #expect(pair.client.srtpKeys?.local == pair.server.srtpKeys?.remote)
+        var received: [[UInt8]] = []
+        pair.server.applicationDataHandler = { received.append(Array($0)) }
+        try pair.client.send(applicationData: [1, 2, 3])
+        pair.pump()
+        #expect(received == [[1, 2, 3]])
+    }
+
     @Test func aSilentPeerGetsTheFirstFlightAgainWithBackoff() throws {
         let cert = try DTLSCertificate()
         let wire = Wire()

@@ -109,6 +109,19 @@ private func local(ssrcs: (UInt32, UInt32) = (0x1111_0001, 0x1111_0002)) throws 
         #expect(offer.media[2].sctpPort == 5000 && offer.media[2].maxMessageSize == 262_144)
     }
 
+    @Test func ofSeveralFingerprintsTheSHA256OneIsKept() throws {
+        // aiortc's way: one line per hash, SHA-256 first; here also one before it.
+        let sha256 = "a=fingerprint:sha-256 0B:30:55:7A:9F:C4:E9:0E:33:58:7D:A2:C7:EC:11:36:5B:80:A5:CA:EF:14:39:5E:83:A8:CD:F2:17:3C:61:86"
+        let sha512 = "a=fingerprint:sha-512 " + Array(repeating: "AB", count: 64).joined(separator: ":")
+        let sha384 = "a=fingerprint:sha-384 " + Array(repeating: "CD", count: 48).joined(separator: ":")
+        let text = browserOffer.replacingOccurrences(of: sha256, with: [sha512, sha256, sha384].joined(separator: "\n"))
+        let offer = try JSEPDescription(parsing: text, kind: .offer)
+        for m in offer.media {
+            #expect(offer.fingerprint(of: m)?.algorithm == "sha-256")
+            #expect(offer.fingerprint(of: m)?.bytes.first == 0x0B)
+        }
+    }
+
     @Test func answersABrowserWithWhatParleyHas() throws {
         let offer = try JSEPDescription(parsing: browserOffer, kind: .offer)
         let me = try local()

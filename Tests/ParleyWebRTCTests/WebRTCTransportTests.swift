@@ -8,23 +8,26 @@ import ParleyRTP
 import ParleySDP
 import ParleyWebRTC
 
-private let clock = SystemMediaClock()
+let clock = SystemMediaClock()
 
 /// Two transports on 127.0.0.1, introduced to each other by a real offer and answer (written as
-/// text and read back, as signalling would carry them).
-private struct Pair {
+/// text and read back, as signalling would carry them), with a data-channel section when
+/// `dataChannel`.
+struct Pair {
     let offerer: WebRTCTransport
     let answerer: WebRTCTransport
 
     /// `tamperOfferFingerprint` gives the answerer a fingerprint other than the offerer's.
-    init(tamperOfferFingerprint: Bool = false) throws {
+    /// `answerDataChannel` (else `dataChannel`) says whether the answer accepts the section.
+    init(tamperOfferFingerprint: Bool = false, dataChannel: Bool = false, answerDataChannel: Bool? = nil) throws {
+        let answerDataChannel = answerDataChannel ?? dataChannel
         offerer = try WebRTCTransport(role: .offerer, certificate: DTLSCertificate(), localAddresses: ["127.0.0.1"], clock: clock)
         answerer = try WebRTCTransport(role: .answerer, certificate: DTLSCertificate(), localAddresses: ["127.0.0.1"], clock: clock)
         let deadline = Date().addingTimeInterval(5)
         while !(offerer.candidatesComplete && answerer.candidatesComplete), Date() < deadline { usleep(5_000) }
         #expect(offerer.candidatesComplete && answerer.candidatesComplete)
         let offerText = JSEPDescription.offer(local: offerer.local(cname: "o", audioSSRC: 0x1111, videoSSRC: 0x1112),
-                                              audio: .both, video: nil).text
+                                              audio: .both, video: nil, dataChannel: dataChannel).text
         var offer = try JSEPDescription(parsing: offerText, kind: .offer)
         #expect(offer.fingerprint(of: offer.media[0]) == offerer.localFingerprint)
         if tamperOfferFingerprint {
@@ -32,10 +35,11 @@ private struct Pair {
             offer.fingerprint = other
             for i in offer.media.indices where offer.media[i].fingerprint != nil { offer.media[i].fingerprint = other }
         }
-        let answerText = try JSEPDescription.answer(to: offer, local: answerer.local(cname: "a", audioSSRC: 0x2222, videoSSRC: 0x2223)) { _ in .both }.text
+        let answerText = try JSEPDescription.answer(to: offer, local: answerer.local(cname: "a", audioSSRC: 0x2222, videoSSRC: 0x2223),
+                                                 dataChannel: answerDataChannel) { _ in .both }.text
         let answer = try JSEPDescription(parsing: answerText, kind: .answer)
-        try answerer.setRemote(offer)
-        try offerer.setRemote(answer)
+        try answerer.setRemote(offer, dataChannel: answerDataChannel)
+        try offerer.setRemote(answer, dataChannel: dataChannel)
         #expect(answerer.dtlsRole == .client && offerer.dtlsRole == .server)
     }
 
@@ -64,7 +68,7 @@ private struct Pair {
     }
 }
 
-private func rtp(_ seq: UInt16, ssrc: UInt32) throws -> [UInt8] {
+func rtp(_ seq: UInt16, ssrc: UInt32) throws -> [UInt8] {
     try RTPHeader(payloadType: 111, sequenceNumber: seq, timestamp: UInt32(seq) * 960, ssrc: ssrc)
         .marshalled(payload: (0..<160).map { UInt8(truncatingIfNeeded: Int($0) &+ Int(seq)) })
 }
