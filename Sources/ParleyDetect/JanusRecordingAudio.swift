@@ -11,21 +11,21 @@ import ParleyMedia
 import ParleyRTP
 
 /// The audio of a Janus recording (`.mjr`) of an Opus stream, decoded to 16-bit mono PCM by
-/// the library's own receive path: each packet goes to an ``AudioReceivePipeline`` (RTP
+/// the library's own receive path: each packet goes to an `AudioReceivePipeline` (RTP
 /// parsing, the jitter buffer's reordering, loss concealment and Opus FEC) at the time Janus
 /// wrote it, and the pipeline is played out every 10 ms on that clock, not the wall clock:
 /// a recording decodes as fast as the CPU allows, the same way each time.
 ///
 /// **Timeline.** Sample 0 is the first packet's media time (its RTP timestamp), which Janus
-/// wrote at ``MJRHeader/startMicroseconds``. The output follows the RTP timestamps: the jitter
+/// wrote at `MJRHeader.startMicroseconds`. The output follows the RTP timestamps: the jitter
 /// buffer does not time-stretch here (offline, nothing needs to catch up), and where its
 /// playout still drifts more than 20 ms from the media time of what it plays (a concealment
 /// waiting for a late packet), silence is inserted or samples are dropped, so a
 /// sound at media time `t` is at sample `t * sampleRate` within 20 ms. Gaps in the
 /// recording (a muted participant, DTX) come out as silence of their length.
 ///
-/// **Errors.** Opening: a ``MediaFileError`` for a file that is not a readable Janus
-/// recording, and ``MediaFileError/unsupported(path:what:)`` for a video or data recording,
+/// **Errors.** Opening: a `MediaFileError` for a file that is not a readable Janus
+/// recording, and `MediaFileError.unsupported(path:what:)` for a video or data recording,
 /// another codec than Opus, RFC 2198 redundancy or end-to-end encryption. Reading: a
 /// truncated or corrupt packet ends the stream; everything before it is played out first,
 /// then the read that reaches it throws the reader's error (with the byte offset). A packet

@@ -15,7 +15,7 @@ import ParleySCTP
     }
 
     @Test func openIsLaidOutAsRFC8832Says() throws {
-        let p = DataChannelParameters(label: "ab", protocol: "x", ordered: false, reliability: .maxRetransmits(0x01020304), priority: 256)
+        let p = DataChannelParameters(label: "ab", protocol: "x", ordered: false, reliability: .maxRetransmits(0x0102_0304), priority: 256)
         #expect(try DCEPMessage.open(p).serialized() == [0x03, 0x81, 0x01, 0x00, 0x01, 0x02, 0x03, 0x04, 0x00, 0x02, 0x00, 0x01,
                                                          UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "x")])
         let timed = DataChannelParameters(label: "", ordered: true, reliability: .maxLifetime(milliseconds: 100))

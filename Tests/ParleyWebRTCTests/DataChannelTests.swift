@@ -111,9 +111,8 @@ private struct DataPair {
             try p.offerer.send(text: "message \(seq)", on: id)
         }
         var gotRTP: [[UInt8]] = []
-        #expect(p.pump(media: { atOfferer, bytes in if !atOfferer { gotRTP.append(bytes) } }) {
-            gotRTP.count == 100 && p.answererLog.messages(on: id).count == 100
-        })
+        #expect(p.pump(media: { atOfferer, bytes in if !atOfferer { gotRTP.append(bytes) } },
+                       until: { gotRTP.count == 100 && p.answererLog.messages(on: id).count == 100 }))
         #expect(gotRTP == sentRTP)
         #expect(p.answererLog.messages(on: id) == (1...100).map { .text("message \($0)") })
         #expect(p.pair.answerer.statistics.srtp.dropped == 0)
