@@ -262,12 +262,11 @@ public final class JanusRoom: Sendable {
         }
         let inlet = session.inlet
         let events = session.events.events()
-        let (transports, pending, deferred) = state.withLock { s in
+        let (pending, deferred) = state.withLock { s in
             s.inlet = inlet
-            defer { s.undeclared = []; s.undelivered = []; s.deferred = [] }
-            return (s.undelivered, s.undeclared, s.deferred)
+            defer { s.undeclared = []; s.deferred = [] }
+            return (s.undeclared, s.deferred)
         }
-        for transport in transports { post(transport, to: inlet) }
         for remote in pending { post(remote, to: inlet) }
         for body in deferred { inlet.post(body) }
         let follower = Task { await self.follow() }
@@ -411,29 +410,21 @@ public final class JanusRoom: Sendable {
     @discardableResult
     func deliver(_ transport: sending WebRTCTransport) -> TransportHandoff {
         let handoff = TransportHandoff(transport)
-        let inlet = state.withLock { s -> CallSessionInlet? in
-            if s.inlet == nil { s.undelivered.append(handoff) }
-            return s.inlet
+        post { session in
+            guard let transport = handoff.take() else { return }
+            handoff.added(session.addTransport(transport))
         }
-        if let inlet { post(handoff, to: inlet) }
         return handoff
     }
 
     /// Runs `body` on the call's thread at its next frame (or its first, when the call is not
-    /// made yet), after what was declared or delivered before.
+    /// made yet), in the order posted.
     func post(_ body: @escaping @Sendable (CallSession) -> Void) {
         let inlet = state.withLock { s -> CallSessionInlet? in
             if s.inlet == nil { s.deferred.append(body) }
             return s.inlet
         }
         inlet?.post(body)
-    }
-
-    private func post(_ handoff: TransportHandoff, to inlet: CallSessionInlet) {
-        inlet.post { session in
-            guard let transport = handoff.take() else { return }
-            handoff.added(session.addTransport(transport))
-        }
     }
 
     private func post(_ remote: RemoteParticipant, to inlet: CallSessionInlet) {
@@ -514,9 +505,8 @@ struct RoomState {
     var publishers: [UInt64: ReceivedPublisher] = [:]
     /// Participants for the call received before it was made, in order.
     var undeclared: [RemoteParticipant] = []
-    /// Transports for the call made before it was.
-    var undelivered: [TransportHandoff] = []
-    /// What to run on the call's thread once it is made, after the above.
+    /// What to run on the call's thread once it is made (after the participants above), in
+    /// order.
     var deferred: [@Sendable (CallSession) -> Void] = []
     /// The call's inlet, once it is made.
     var inlet: CallSessionInlet?

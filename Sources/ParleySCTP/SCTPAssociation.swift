@@ -6,77 +6,16 @@ import CUSRSCTP
 import ParleyCore
 import Synchronization
 
-/// The packets usrsctp writes for one association, held for the association's owner: a fixed
-/// ring of slots behind a lock, filled by usrsctp's output callback on whichever thread drove
-/// usrsctp (the owner's, or another association's owner running the shared timers) and drained
-/// by the owner. Nothing is allocated per packet.
-///
-/// Sendable by its lock: the slots and lengths are read and written only while `ring` is held.
-final class PacketRing: @unchecked Sendable {
-    private struct Ring {
-        var head = 0
-        var count = 0
-        var dropped = 0
-    }
-
-    let capacity: Int
-    let slotSize: Int
-    private let ring = Mutex(Ring())
-    private let storage: UnsafeMutableRawBufferPointer
-    private let lengths: UnsafeMutableBufferPointer<Int>
-
-    init(capacity: Int, slotSize: Int) {
-        self.capacity = capacity
-        self.slotSize = slotSize
-        storage = .allocate(byteCount: capacity * slotSize, alignment: 16)
-        lengths = .allocate(capacity: capacity)
-        lengths.initialize(repeating: 0)
-    }
-
-    deinit {
-        storage.deallocate()
-        lengths.deallocate()
-    }
-
-    /// Appends a copy of `length` bytes at `bytes`; drops them (counted) when the ring is full or
-    /// they are larger than a slot.
-    func push(_ bytes: UnsafeRawPointer, length: Int) {
-        ring.withLock { r in
-            guard length <= slotSize, r.count < capacity else { r.dropped += 1; return }
-            let slot = (r.head + r.count) % capacity
-            (storage.baseAddress! + slot * slotSize).copyMemory(from: bytes, byteCount: length)
-            lengths[slot] = length
-            r.count += 1
-        }
-    }
-
-    /// Moves the oldest packet into `buffer` (at least a slot long); its length, or nil when empty.
-    func pop(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        let target = buffer.baseAddress!
-        return ring.withLock { r -> Int? in
-            guard r.count > 0 else { return nil }
-            let slot = r.head
-            let n = lengths[slot]
-            target.copyMemory(from: storage.baseAddress! + slot * slotSize, byteCount: n)
-            r.head = (r.head + 1) % capacity
-            r.count -= 1
-            return n
-        }
-    }
-
-    /// Packets dropped: the ring full, or a packet larger than a slot.
-    var dropped: Int { ring.withLock { $0.dropped } }
-}
-
 /// usrsctp, which is one per process: initialised once without threads
 /// (`usrsctp_init_nothreads`), its timers advanced by `usrsctp_handle_timers` from the callers'
-/// clocks, and its output routed to each association's ``PacketRing`` by the number the
-/// association registered as its AF_CONN address (a number, never a pointer: a packet for an
-/// association that is gone finds no route and is dropped).
+/// clocks, and its output routed to each association's `DatagramQueue` (filled by usrsctp's
+/// output callback on whichever thread drove usrsctp, drained by the association's owner) by
+/// the number the association registered as its AF_CONN address (a number, never a pointer: a
+/// packet for an association that is gone finds no route and is dropped).
 final class SCTPStack: Sendable {
     static let shared = SCTPStack()
 
-    private let routes = Mutex<[UInt: PacketRing]>([:])
+    private let routes = Mutex<[UInt: DatagramQueue]>([:])
     private let nextAddress = Atomic<UInt>(1)
     /// The last time the timers were advanced to, whole milliseconds after the first.
     private let timerClock = Mutex<MonotonicTime?>(nil)
@@ -96,7 +35,7 @@ final class SCTPStack: Sendable {
     static let bufferSpace: UInt32 = 1 << 20
 
     /// A new AF_CONN address whose packets go to `ring`.
-    func register(_ ring: PacketRing) -> UInt {
+    func register(_ ring: DatagramQueue) -> UInt {
         let address = nextAddress.add(1, ordering: .relaxed).oldValue
         routes.withLock { $0[address] = ring }
         usrsctp_register_address(UnsafeMutableRawPointer(bitPattern: address))
@@ -111,7 +50,7 @@ final class SCTPStack: Sendable {
 
     /// usrsctp's output for `address`: into its ring.
     func output(address: UInt, _ bytes: UnsafeRawPointer, length: Int) {
-        routes.withLock { $0[address]?.push(bytes, length: length) }
+        routes.withLock { $0[address]?.push(UnsafeRawBufferPointer(start: bytes, count: length), at: .zero) }
     }
 
     /// Runs usrsctp's timers up to `now`, in whole milliseconds since the last call (from any
@@ -175,7 +114,7 @@ final class SCTPAssociation {
     private(set) var sendFailures = 0
 
     private let address: UInt
-    private let ring: PacketRing
+    private let ring: DatagramQueue
     private var socket: OpaquePointer?
     private let send: (UnsafeRawBufferPointer) -> Bool
     private let packet: UnsafeMutableRawBufferPointer
@@ -196,7 +135,7 @@ final class SCTPAssociation {
         mtu = (maximumPacket - 32) & ~15
         self.maxMessageSize = maxMessageSize
         self.send = send
-        ring = PacketRing(capacity: SCTPAssociation.ringCapacity, slotSize: maximumPacket)
+        ring = DatagramQueue(capacity: SCTPAssociation.ringCapacity, slotSize: maximumPacket)
         address = SCTPStack.shared.register(ring)
         packet = .allocate(byteCount: maximumPacket, alignment: 16)
         message = .allocate(byteCount: maxMessageSize + SCTPAssociation.notificationRoom, alignment: 16)
@@ -267,7 +206,7 @@ final class SCTPAssociation {
     }
 
     /// Packets usrsctp wrote that the ring had no room for.
-    var packetsDropped: Int { ring.dropped }
+    var packetsDropped: Int { ring.drops.full + ring.drops.oversized }
 
     /// Aborts the association and closes the socket. Idempotent.
     func close() {
@@ -280,7 +219,7 @@ final class SCTPAssociation {
 
     /// Sends what usrsctp wrote for this association.
     private func flush() {
-        while let n = ring.pop(into: packet) {
+        while let n = ring.pop(into: packet)?.length {
             if !send(UnsafeRawBufferPointer(rebasing: packet[0..<n])) { sendFailures += 1 }
         }
     }

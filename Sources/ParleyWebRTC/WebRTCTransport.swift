@@ -142,7 +142,7 @@ public final class WebRTCTransport: PacketTransport {
                 dtlsConfiguration: DTLSConnection.Configuration = DTLSConnection.Configuration()) throws(WebRTCTransportError) {
         guard (1...65536).contains(queueCapacity) else { throw .invalidQueueCapacity(queueCapacity) }
         let slotSize = RTPLimits.maximumDatagramSize
-        let queue = DatagramQueue(capacity: queueCapacity, slotSize: slotSize, clock: clock)
+        let queue = DatagramQueue(capacity: queueCapacity, slotSize: slotSize)
         let gathered = Gathered()
         let agent: ICEAgent
         do throws(ICEError) {
@@ -153,7 +153,7 @@ public final class WebRTCTransport: PacketTransport {
                 case .gatheringComplete: gathered.state.withLock { $0.complete = true }
                 case .stateChanged, .selectedPair: break
                 }
-            }, onDatagram: { queue.push($0) })
+            }, onDatagram: { queue.push($0, at: clock.now()) })
             try agent.gatherCandidates()
         } catch {
             throw .ice(error)

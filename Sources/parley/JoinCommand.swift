@@ -120,6 +120,8 @@ private struct JoinOptions {
     var timeout = 5.0
     var audioBridge = false
     var muted = false
+    /// When the command started (the join time is counted from it).
+    let started = MonotonicTime.now()
     /// Over WebRTC (else plain RTP).
     var webRTC = true
     /// Where ICE gathers candidates (empty: every interface but the loopback).
@@ -202,8 +204,6 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     return o
 }
 
-/// When the command started (the join time is counted from it).
-private let joinStarted = Mutex(MonotonicTime.now())
 /// Set by SIGINT/SIGTERM: leave the room.
 private let leaveRequested = Atomic<Bool>(false)
 /// Counted by SIGUSR1: each one toggles mute.
@@ -212,7 +212,6 @@ private let muteToggles = Atomic<Int>(0)
 private let roomEnded = Mutex<String?>(nil)
 
 private func runJoin(_ args: [String]) -> Int32 {
-    joinStarted.withLock { $0 = MonotonicTime.now() }
     let o: JoinOptions
     do { o = try parseJoinOptions(args) } catch {
         printError("parley join: \(error)\nRun 'parley join --help' for usage.")
@@ -321,7 +320,7 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
         if !connected, call.webRTCState == .connected {
             // Media flow from here: the join time, from the command's start.
             connected = true
-            let ms = Double(joinStarted.withLock { $0 }.nanoseconds(to: MonotonicTime.now())) / 1e6
+            let ms = Double(o.started.nanoseconds(to: MonotonicTime.now())) / 1e6
             if !showGrid {
                 let line = String(format: "%8.3f s  connected over WebRTC, %.0f ms after the start\n", session.mediaTime, ms)
                 FileHandle.standardOutput.write(Data(line.utf8))

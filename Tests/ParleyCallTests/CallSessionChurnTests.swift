@@ -24,6 +24,29 @@ private func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
+/// Ten packets (200 ms) of one sender's tone, as its send pipeline made them.
+private func tonePackets() throws -> [[UInt8]] {
+    var recorder = Recorder()
+    var sender = try AudioSendPipeline(configuration: AudioSendConfiguration())
+    let tone = (0..<320).map { i in Int16(8000 * sin(Double(i) * 0.3)) }
+    for k in 0..<10 {
+        _ = tone.withUnsafeBufferPointer {
+            sender.send($0, capturedAt: MonotonicTime(nanoseconds: Int64(k) * 20_000_000), muted: false, over: &recorder) { _ in }
+        }
+    }
+    return recorder.datagrams
+}
+
+extension [UInt8] {
+    /// This RTP packet under SSRC `ssrc`.
+    fileprivate func withSSRC(_ ssrc: UInt32) -> [UInt8] {
+        var datagram = self
+        datagram[8] = UInt8(ssrc >> 24); datagram[9] = UInt8(ssrc >> 16 & 0xFF)
+        datagram[10] = UInt8(ssrc >> 8 & 0xFF); datagram[11] = UInt8(ssrc & 0xFF)
+        return datagram
+    }
+}
+
 /// 500 participants join and leave in turn, each on its own simulated link (a new one joins
 /// every 100 ms, sends 200 ms of audio, then an RTCP BYE): the departed are pruned, so the
 /// remotes and transports the session walks every frame, its memory and its time per frame
@@ -37,15 +60,7 @@ private func residentBytes() -> Int {
     settings.departedRemotesKept = 32
     let session = CallSession(configuration: settings, clock: clock)
     // One participant's ten packets, recorded once; each participant sends them under its SSRC.
-    var recorder = Recorder()
-    var sender = try AudioSendPipeline(configuration: AudioSendConfiguration())
-    let tone = (0..<320).map { i in Int16(8000 * sin(Double(i) * 0.3)) }
-    for k in 0..<10 {
-        _ = tone.withUnsafeBufferPointer {
-            sender.send($0, capturedAt: MonotonicTime(nanoseconds: Int64(k) * 20_000_000), muted: false, over: &recorder) { _ in }
-        }
-    }
-    let packets = recorder.datagrams
+    let packets = try tonePackets()
     #expect(packets.count == 10)
     let participants = 500, ticksApart = 5
     func ssrc(_ p: Int) -> UInt32 { 0x1000_0000 + UInt32(p) }
@@ -78,11 +93,7 @@ private func residentBytes() -> Int {
             for p in first..<max(first, min(participants, tick / ticksApart + 1)) where links[p] != nil {
                 let k = tick - p * ticksApart
                 if k < packets.count {
-                    var datagram = packets[k]
-                    let s = ssrc(p)
-                    datagram[8] = UInt8(s >> 24); datagram[9] = UInt8(s >> 16 & 0xFF)
-                    datagram[10] = UInt8(s >> 8 & 0xFF); datagram[11] = UInt8(s & 0xFF)
-                    _ = datagram.withUnsafeBytes { links[p]!.send($0, at: now) }
+                    _ = packets[k].withSSRC(ssrc(p)).withUnsafeBytes { links[p]!.send($0, at: now) }
                 } else if k == packets.count {
                     let bye = try! RTCPCompound.marshalled([.receiverReport(RTCPReceiverReport(ssrc: ssrc(p))),
                                                             .bye(RTCPBye(ssrcs: [ssrc(p)], reason: "churn"))])
@@ -137,14 +148,7 @@ private func residentBytes() -> Int {
     settings.admitsUndeclaredRemotes = false
     settings.remoteTimeout = 1
     let session = CallSession(configuration: settings, clock: clock)
-    var recorder = Recorder()
-    var sender = try AudioSendPipeline(configuration: AudioSendConfiguration())
-    let tone = (0..<320).map { i in Int16(8000 * sin(Double(i) * 0.3)) }
-    for k in 0..<10 {
-        _ = tone.withUnsafeBufferPointer {
-            sender.send($0, capturedAt: MonotonicTime(nanoseconds: Int64(k) * 20_000_000), muted: false, over: &recorder) { _ in }
-        }
-    }
+    let packets = try tonePackets()
     let link = try SimulatedLink(scenario: try .room(lossPercent: 0, jitterMs: 0), seed: 1, capacity: 64, chunkPackets: 16)
     var handle = try #require(session.transportHandle(session.addTransport(link)))
     let ssrcs: [String: UInt32] = ["gone": 0x5050_0001, "sending": 0x5050_0002]
@@ -156,10 +160,7 @@ private func residentBytes() -> Int {
         for t in ticks where t < 200 {
             for (name, ssrc) in ssrcs {
                 if t < 10 {
-                    var datagram = recorder.datagrams[Int(t)]
-                    datagram[8] = UInt8(ssrc >> 24); datagram[9] = UInt8(ssrc >> 16 & 0xFF)
-                    datagram[10] = UInt8(ssrc >> 8 & 0xFF); datagram[11] = UInt8(ssrc & 0xFF)
-                    _ = datagram.withUnsafeBytes { handle.send($0, at: now) }
+                    _ = packets[Int(t)].withSSRC(ssrc).withUnsafeBytes { handle.send($0, at: now) }
                 } else if t % 10 == 0 {
                     // Every 200 ms a report: "gone" counts its 10 packets for ever, "sending" more each time.
                     let count = UInt32(name == "gone" ? 10 : Int(t))

@@ -189,6 +189,19 @@ private struct ParleyPublisher {
     }
 }
 
+/// Runs `body` with a Janus on the namespace's interface, a session on it, and that session's
+/// events followed into a log.
+private func withJanus(_ body: (JanusServer, JanusClient, EventLog) async throws -> Void) async throws {
+    try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
+        let janus = JanusClient(baseURL: server.baseURL)
+        try await janus.createSession()
+        let log = EventLog()
+        let follower = log.follow(janus)
+        defer { follower.cancel() }
+        try await body(server, janus, log)
+    }
+}
+
 private func ms(_ d: Duration) -> String {
     String(format: "%.0f ms", Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
 }
@@ -200,12 +213,7 @@ struct JanusWebRTCTests {
     /// Parley publishes audio: its offer (ParleySDP, a real agent's candidates) is answered by
     /// Janus, the answer parses, and ICE connects with Janus.
     @Test func parleyPublishesIntoAVideoRoom() async throws {
-        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
-            let janus = JanusClient(baseURL: server.baseURL)
-            try await janus.createSession()
-            let log = EventLog()
-            let follower = log.follow(janus)
-            defer { follower.cancel() }
+        try await withJanus { server, janus, log in
             let admin = try await VideoRoomHandle.attach(janus)
             let room = try await admin.createRoom(.init(room: 5151, publishers: 4))
             let publisher = try await ParleyPublisher.publish(janus, log, room: room, display: "parley")
@@ -235,12 +243,7 @@ struct JanusWebRTCTests {
     @Test func parleySubscribesToABrowserAndToParley() async throws {
         let carlo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation/carlo.wav")
-        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
-            let janus = JanusClient(baseURL: server.baseURL)
-            try await janus.createSession()
-            let log = EventLog()
-            let follower = log.follow(janus)
-            defer { follower.cancel() }
+        try await withJanus { server, janus, log in
             let admin = try await VideoRoomHandle.attach(janus)
             let room = try await admin.createRoom(.init(room: 5252, publishers: 6))
             let publisher = try await ParleyPublisher.publish(janus, log, room: room, display: "parley-pub")
@@ -362,12 +365,7 @@ struct JanusWebRTCTests {
     /// Parley joins an AudioBridge room as a WebRTC participant: `join`, `configure` with its
     /// offer, Janus's answer, ICE connected.
     @Test func parleyJoinsAnAudioBridgeOverWebRTC() async throws {
-        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
-            let janus = JanusClient(baseURL: server.baseURL)
-            try await janus.createSession()
-            let log = EventLog()
-            let follower = log.follow(janus)
-            defer { follower.cancel() }
+        try await withJanus { server, janus, log in
             let bridge = try await AudioBridgeHandle.attach(janus)
             let room = try await bridge.createRoom(.init(room: 5353, samplingRate: 48_000))
             let peer = try WebRTCPeer(.controlling)

@@ -50,6 +50,23 @@ private func runCall(_ room: JanusRoom, publishing file: String, seconds: Double
     }
 }
 
+/// `ann` and `bob` publish reader's and carlo's voices for `seconds`: each one's session has the
+/// other as a remote participant under its display name, with more than `packets` packets and
+/// its speech (carlo talks at 2.0-2.5 s, reader from 0.4 s); then both leave without a failure.
+@discardableResult
+private func expectTheyHearEachOther(_ ann: JanusRoom, _ bob: JanusRoom, seconds: Double,
+                                     packets: Int) async throws -> (ann: Heard, bob: Heard) {
+    async let annHeard = runCall(ann, publishing: "reader.wav", seconds: seconds)
+    async let bobHeard = runCall(bob, publishing: "carlo.wav", seconds: seconds)
+    let (a, b) = try await (annHeard, bobHeard)
+    #expect(Array(a.packets.keys) == ["bob"] && Array(b.packets.keys) == ["ann"], "\(a.packets) \(b.packets)")
+    #expect((a.packets["bob"] ?? 0) > packets && (b.packets["ann"] ?? 0) > packets, "\(a.packets) \(b.packets)")
+    #expect((a.energy["bob"] ?? 0) > 1e9 && (b.energy["ann"] ?? 0) > 1e9, "\(a.energy) \(b.energy)")
+    #expect(await ann.leave() == [])
+    #expect(await bob.leave() == [])
+    return (a, b)
+}
+
 /// A Janus session with a VideoRoom handle, for creating rooms and looking into them.
 private func admin(_ server: JanusServer) async throws -> (JanusClient, VideoRoomHandle) {
     let janus = JanusClient(baseURL: server.baseURL)
@@ -67,17 +84,8 @@ struct JanusRoomTests {
             let ann = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "ann", transport: .plainRTP))
             let bob = try await JanusRoom.join(.init(server: server.baseURL, room: id, name: "bob", transport: .plainRTP))
             #expect(bob.members == ["ann", "bob"], "bob sees who published before it")
-            async let annHeard = runCall(ann, publishing: "reader.wav", seconds: 4)
-            async let bobHeard = runCall(bob, publishing: "carlo.wav", seconds: 4)
-            let (a, b) = try await (annHeard, bobHeard)
-            // Each one's session has the other as a remote participant under its display name,
-            // with its packets and its speech (carlo talks at 2.0-2.5 s, reader from 0.4 s).
-            #expect(Array(a.packets.keys) == ["bob"] && Array(b.packets.keys) == ["ann"], "\(a.packets) \(b.packets)")
-            #expect((a.packets["bob"] ?? 0) > 100 && (b.packets["ann"] ?? 0) > 100, "\(a.packets) \(b.packets)")
-            #expect((a.energy["bob"] ?? 0) > 1e9 && (b.energy["ann"] ?? 0) > 1e9, "\(a.energy) \(b.energy)")
             // Leaving removes both remote publishers and their listeners.
-            #expect(await ann.leave() == [])
-            #expect(await bob.leave() == [])
+            try await expectTheyHearEachOther(ann, bob, seconds: 4, packets: 100)
             #expect(try await videoRoom.listParticipants(room: id).isEmpty)
             try await janus.destroy()
         }
@@ -172,14 +180,7 @@ struct RoomsOverWebRTCTests {
             let joined = ContinuousClock.now - started
             let bob = try await JanusRoom.join(try options(server, room: id, name: "bob"))
             #expect(bob.destination.contains("over WebRTC"))
-            async let annHeard = runCall(ann, publishing: "reader.wav", seconds: 5)
-            async let bobHeard = runCall(bob, publishing: "carlo.wav", seconds: 5)
-            let (a, b) = try await (annHeard, bobHeard)
-            #expect(Array(a.packets.keys) == ["bob"] && Array(b.packets.keys) == ["ann"], "\(a.packets) \(b.packets)")
-            #expect((a.packets["bob"] ?? 0) > 150 && (b.packets["ann"] ?? 0) > 150, "\(a.packets) \(b.packets)")
-            #expect((a.energy["bob"] ?? 0) > 1e9 && (b.energy["ann"] ?? 0) > 1e9, "\(a.energy) \(b.energy)")
-            #expect(await ann.leave() == [])
-            #expect(await bob.leave() == [])
+            let (a, b) = try await expectTheyHearEachOther(ann, bob, seconds: 5, packets: 150)
             #expect(try await videoRoom.listParticipants(room: id).isEmpty)
             try await janus.destroy()
             print("rooms over WebRTC: join (publisher answered) in \(joined); ann heard \(a.packets), bob heard \(b.packets)")

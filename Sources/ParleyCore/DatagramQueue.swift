@@ -1,15 +1,14 @@
-// The datagrams ICE's thread receives, held for the call's thread: a fixed ring of slots behind
-// a lock, so steady-state traffic allocates nothing.
+// Datagrams handed from one thread to another (what ICE's thread receives, what usrsctp writes):
+// a fixed ring of slots behind a lock, so steady-state traffic allocates nothing.
 
-import ParleyCore
 import Synchronization
 
-/// A bounded FIFO of datagrams, each with its arrival time, filled on one thread and drained on
-/// another. Its storage is allocated once: `capacity` slots of `slotSize` bytes.
+/// A bounded FIFO of datagrams, each with a time (its arrival), filled on one thread and drained
+/// on another. Its storage is allocated once: `capacity` slots of `slotSize` bytes.
 ///
 /// Sendable by its lock: the slots, lengths and arrival times are read and written only while
 /// `ring` is held.
-final class DatagramQueue: @unchecked Sendable {
+package final class DatagramQueue: @unchecked Sendable {
     /// The ring's position and its drops.
     private struct Ring {
         var head = 0
@@ -18,19 +17,17 @@ final class DatagramQueue: @unchecked Sendable {
         var droppedOversized = 0
     }
 
-    let capacity: Int
-    let slotSize: Int
+    package let capacity: Int
+    package let slotSize: Int
     private let ring = Mutex(Ring())
     private let storage: UnsafeMutableRawBufferPointer
     private let lengths: UnsafeMutableBufferPointer<Int>
     private let arrivals: UnsafeMutableBufferPointer<MonotonicTime>
-    private let clock: any MediaClock
 
-    /// A queue of `capacity` datagrams of up to `slotSize` bytes, stamped on `clock`.
-    init(capacity: Int, slotSize: Int, clock: any MediaClock) {
+    /// A queue of `capacity` datagrams of up to `slotSize` bytes.
+    package init(capacity: Int, slotSize: Int) {
         self.capacity = capacity
         self.slotSize = slotSize
-        self.clock = clock
         storage = .allocate(byteCount: capacity * slotSize, alignment: 16)
         lengths = .allocate(capacity: capacity)
         lengths.initialize(repeating: 0)
@@ -44,10 +41,9 @@ final class DatagramQueue: @unchecked Sendable {
         arrivals.deallocate()
     }
 
-    /// Appends a copy of `datagram`, stamped now; drops it (counted) when the queue is full or
-    /// the datagram larger than a slot.
-    func push(_ datagram: UnsafeRawBufferPointer) {
-        let arrival = clock.now()
+    /// Appends a copy of `datagram` with its time `arrival`; drops it (counted) when the queue is
+    /// full or the datagram larger than a slot.
+    package func push(_ datagram: UnsafeRawBufferPointer, at arrival: MonotonicTime) {
         let n = datagram.count
         let source = datagram.baseAddress
         ring.withLock { r in
@@ -63,7 +59,7 @@ final class DatagramQueue: @unchecked Sendable {
 
     /// Moves the oldest datagram into `buffer` (at least a slot long) and returns its length and
     /// arrival time; nil when the queue is empty.
-    func pop(into buffer: UnsafeMutableRawBufferPointer) -> (length: Int, arrival: MonotonicTime)? {
+    package func pop(into buffer: UnsafeMutableRawBufferPointer) -> (length: Int, arrival: MonotonicTime)? {
         let target = buffer.baseAddress!
         return ring.withLock { r -> (length: Int, arrival: MonotonicTime)? in
             guard r.count > 0 else { return nil }
@@ -77,5 +73,5 @@ final class DatagramQueue: @unchecked Sendable {
     }
 
     /// Datagrams dropped because the queue was full, and because they were larger than a slot.
-    var drops: (full: Int, oversized: Int) { ring.withLock { ($0.droppedFull, $0.droppedOversized) } }
+    package var drops: (full: Int, oversized: Int) { ring.withLock { ($0.droppedFull, $0.droppedOversized) } }
 }
