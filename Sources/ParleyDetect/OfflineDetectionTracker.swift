@@ -106,7 +106,8 @@ public struct ParticipantTalkTracker: Sendable {
     }
 
     /// Ends the stream at the time of the last sample fed: the resampler's look-ahead is
-    /// drained into the VAD, then a talk still open is stopped.
+    /// drained into the VAD, the VAD decides the frames waiting for its own look-ahead, then a
+    /// talk still open is stopped.
     public mutating func finish(onDecision: (VADDecision) -> Void = { _ in }, onEvent: (TalkEvent) -> Void) {
         if var r = resampler {
             resampler = nil
@@ -118,7 +119,16 @@ public struct ParticipantTalkTracker: Sendable {
             r.reset()
             resampler = r
         }
+        var talk = self.talk
+        var decided = 0
+        vad.finish { d in
+            decided += 1
+            onDecision(d)
+            if let e = talk.process(d) { onEvent(e) }
+        }
+        framesDecided += decided
         if let e = talk.finish(at: Double(samplesFed) / Double(sampleRate)) { onEvent(e) }
+        self.talk = talk
     }
 
     private mutating func feedScratch(_ count: Int, onDecision: (VADDecision) -> Void, onEvent: (TalkEvent) -> Void) {

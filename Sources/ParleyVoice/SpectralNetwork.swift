@@ -1,19 +1,35 @@
 // The learned decision: a causal network over the front end's input vector (SpectralInput), one
-// step per 10 ms frame, no look-ahead:
+// step per 10 ms frame:
 //
 //   standardise -> conv1d (kernel 3 over the last 3 frames) -> ReLU -> conv1d (kernel 3) -> ReLU
 //   -> GRU -> linear -> logit
 //
 // The layers and equations are torch's (Conv1d with two frames of zero padding on the left; GRU
 // with gates r, z, n), so a network trained by Tools/vad-training/train_spectral.py runs here
-// unchanged. Its weights are generated into Generated/SpectralNetworkWeights.swift.
+// unchanged. Its weights are generated into Generated/SpectralNetworkWeights.swift. A network
+// trained with look-ahead L (train_spectral.py --lookahead) has the same layers; its output after
+// frame t + L is the decision for frame t (VADEngine holds the L frames in between).
+
+/// One trained network as export_weights.py writes it: the layer widths, the look-ahead and the
+/// weights (base64 of little-endian float32, in the order ``SpectralNetwork/init(_:)`` reads).
+struct SpectralNetworkWeights: Sendable {
+    let inputCount: Int, kernel: Int, conv1: Int, conv2: Int, hidden: Int
+    /// Weight of the previous frame's logit in the output's one-pole smoother.
+    let outputSmoothing: Float
+    /// Frames of future context the decisions wait for (0: a causal network).
+    var lookahead: Int
+    let base64: String
+}
 
 /// The network's weights, copied once into zero-padded rows laid out for ``denseLayer8``.
 /// Immutable after `init`, so one instance is shared by every detector.
 final class SpectralNetwork: @unchecked Sendable {   // immutable after init: safe to share
-    static let shared = SpectralNetwork()
+    /// The causal network of live calls.
+    static let live = SpectralNetwork(.live)
 
     let kernel: Int
+    /// Frames of future context (``SpectralNetworkWeights/lookahead``).
+    let lookahead: Int
     /// Padded widths (multiples of 8) of the input, the two convolutions and the GRU.
     let inputStride: Int, conv1Stride: Int, conv2Stride: Int, hiddenStride: Int
     /// Weight of the previous frame's logit in the output's one-pole smoother (0 = none).
@@ -27,10 +43,11 @@ final class SpectralNetwork: @unchecked Sendable {   // immutable after init: sa
     private let wo: UnsafeMutablePointer<Float>
     private let bo: Float
 
-    private init() {
-        typealias W = SpectralNetworkWeights
+    init(_ W: SpectralNetworkWeights) {
         let k = W.kernel, nIn = W.inputCount, c1 = W.conv1, c2 = W.conv2, h = W.hidden
         precondition(nIn == SpectralInput.count, "network and front end disagree on the input count")
+        precondition(W.lookahead >= 0, "a network's look-ahead is not negative")
+        lookahead = W.lookahead
         let values = decodeBase64Floats(W.base64)
         let expected = 2 * nIn + c1 * nIn * k + c1 + c2 * c1 * k + c2 + 3 * h * c2 + 3 * h * h + 6 * h + h + 1
         precondition(values.count == expected, "SpectralNetworkWeights holds \(values.count) values, its shapes need \(expected)")

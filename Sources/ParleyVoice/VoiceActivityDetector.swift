@@ -123,12 +123,35 @@ public struct VoiceActivityDetector: Sendable {
         self.engine = VADEngine(sampleRate: sampleRate)
     }
 
+    /// A detector running `network` (for tests of other networks than the live one).
+    init(sampleRate: Int, configuration: VADConfiguration = .init(), network: SpectralNetwork) throws(VADError) {
+        try self.init(sampleRate: sampleRate, configuration: configuration)
+        engine = VADEngine(sampleRate: sampleRate, network: network)
+    }
+
     /// Feeds `samples` (any count, including 0) and calls `onDecision` once for each 10 ms frame
     /// completed, in order. Leftover samples are kept for the next call.
     public mutating func process(_ samples: UnsafeBufferPointer<Float>, _ onDecision: (VADDecision) -> Void) {
         makeUnique()
         let threshold = configuration.threshold
         engine.process(samples) { index, probability, evidence in
+            onDecision(VADDecision(frameIndex: index, time: Double(index) * Self.frameDuration,
+                                   probability: probability, isSpeech: probability >= threshold,
+                                   evidence: evidence))
+        }
+    }
+
+    /// Frames of look-ahead: a frame's decision is handed out once the detector has analysed
+    /// this many frames after it (0 for the live network: every decision at once).
+    public var lookaheadFrames: Int { engine.network.lookahead }
+
+    /// Ends the stream: hands out the decisions of the frames still waiting for look-ahead
+    /// (none without look-ahead), deciding them on what was heard. Samples of a partial frame
+    /// are kept; feeding more continues the stream.
+    public mutating func finish(_ onDecision: (VADDecision) -> Void) {
+        makeUnique()
+        let threshold = configuration.threshold
+        engine.flushPending { index, probability, evidence in
             onDecision(VADDecision(frameIndex: index, time: Double(index) * Self.frameDuration,
                                    probability: probability, isSpeech: probability >= threshold,
                                    evidence: evidence))
@@ -181,8 +204,15 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     let resampleInput: UnsafeMutablePointer<Float>
     let resampleOutput: UnsafeMutableBufferPointer<Float>
     var extractor = FeatureExtractor()
-    let network = SpectralNetwork.shared
-    var networkState = SpectralNetworkState(SpectralNetwork.shared)
+    let network: SpectralNetwork
+    var networkState: SpectralNetworkState
+    /// Frames the network has seen whose decisions wait for ``SpectralNetwork/lookahead`` more
+    /// (empty for a causal network).
+    let pending: PendingFrames
+    /// The last analysed frame's input vector (repeated to decide the pending frames when the
+    /// sound stops) and the state that rollout runs on, so the real state is left as it was.
+    let lastInput: UnsafeMutablePointer<Float>
+    let rolloutState: SpectralNetworkState
     var nonFinite = 0
     var previousLogit: Float = 0
     /// Whether the previous frame was analysed (its logit is the smoother's state).
@@ -200,8 +230,14 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     /// (1.2 ms instead of 3.6 ms at 48 kHz, 4.8 ms instead of 7.4 ms at 8 kHz).
     static let stopbandAttenuation: Double = 60
 
-    init(sampleRate: Int) {
+    init(sampleRate: Int, network: SpectralNetwork = .live) {
         self.sampleRate = sampleRate
+        self.network = network
+        networkState = SpectralNetworkState(network)
+        rolloutState = SpectralNetworkState(network)
+        pending = PendingFrames(capacity: network.lookahead)
+        lastInput = .allocate(capacity: SpectralInput.stride)
+        lastInput.initialize(repeating: 0, count: SpectralInput.stride)
         if sampleRate == FrontEnd.rate {
             resampler = nil
             resampleInput = .allocate(capacity: 0)
@@ -247,10 +283,13 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     deinit {
         resampleInput.deallocate()
         resampleOutput.deallocate()
+        lastInput.deallocate()
     }
 
     func copy() -> VADEngine {
-        let c = VADEngine(sampleRate: sampleRate)
+        let c = VADEngine(sampleRate: sampleRate, network: network)
+        c.pending.copy(from: pending)
+        c.lastInput.update(from: lastInput, count: SpectralInput.stride)
         c.resampler = resampler
         c.extractor.state = extractor.state
         c.extractor.buffers = extractor.buffers.copy()
@@ -269,6 +308,27 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         previousLogit = 0
         smootherPrimed = false
         networkState.reset()
+        pending.removeAll()
+    }
+
+    /// Decides the frames still waiting for look-ahead: the network runs on a copy of its state
+    /// with the last analysed frame's input repeated, as at the end of a training sequence.
+    func flushPending(_ onFrame: (Int, Float, VADEvidence) -> Void) {
+        let waiting = pending.count
+        guard waiting > 0 else { return }
+        rolloutState.memory.update(from: networkState.memory, count: networkState.count)
+        var previous = previousLogit
+        for step in 0..<network.lookahead {
+            var logit = network.logit(lastInput, rolloutState)
+            let a = network.smoothing
+            if a > 0 { logit = a * previous + (1 - a) * logit }
+            previous = logit
+            // The first lookahead - waiting outputs decide frames before the stream's first.
+            if step >= network.lookahead - waiting {
+                let f = pending.removeFirst()
+                onFrame(f.index, sigmoid(logit), f.evidence)
+            }
+        }
     }
 
     func process(_ samples: UnsafeBufferPointer<Float>, _ onFrame: (Int, Float, VADEvidence) -> Void) {
@@ -332,24 +392,80 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
         let index = extractor.state.frameIndex
         let ev = extractor.analyse()
         frameWasSilent = ev.isDigitalSilence
-        let p: Float
+        let evidence = VADEvidence(energyDbov: ev.energyDbov, noiseFloorDbov: ev.noiseFloorDbov,
+                                   snrDb: ev.snrDb, harmonicity: ev.harmonicity,
+                                   modulationDb: ev.modulationDb, spectralFlatness: ev.flatness,
+                                   spectralFlux: ev.flux)
         if ev.isDigitalSilence {
-            // Never speech; the smoother restarts on the next sound.
-            p = 0
+            // Never speech; the smoother restarts on the next sound, and frames waiting for
+            // look-ahead are decided before this one (decisions stay in order).
+            flushPending(onFrame)
             smootherPrimed = false
-        } else {
-            // Digital silence above leaves the network's state as it was.
-            var logit = network.logit(extractor.buffers.inputs, networkState)
-            let a = network.smoothing
-            if a > 0 && smootherPrimed { logit = a * previousLogit + (1 - a) * logit }
-            previousLogit = logit
-            smootherPrimed = true
-            p = sigmoid(logit)
+            onFrame(index, 0, evidence)
+            return
         }
-        onFrame(index, p, VADEvidence(energyDbov: ev.energyDbov, noiseFloorDbov: ev.noiseFloorDbov,
-                                      snrDb: ev.snrDb, harmonicity: ev.harmonicity,
-                                      modulationDb: ev.modulationDb, spectralFlatness: ev.flatness,
-                                      spectralFlux: ev.flux))
+        // Digital silence above leaves the network's state as it was.
+        var logit = network.logit(extractor.buffers.inputs, networkState)
+        let a = network.smoothing
+        if a > 0 && smootherPrimed { logit = a * previousLogit + (1 - a) * logit }
+        previousLogit = logit
+        smootherPrimed = true
+        guard network.lookahead > 0 else {
+            onFrame(index, sigmoid(logit), evidence)
+            return
+        }
+        lastInput.update(from: extractor.buffers.inputs, count: SpectralInput.stride)
+        pending.append(PendingFrame(index: index, evidence: evidence))
+        // This output is the decision for the frame `lookahead` analysed frames back.
+        if pending.count > network.lookahead {
+            let f = pending.removeFirst()
+            onFrame(f.index, sigmoid(logit), f.evidence)
+        }
+    }
+}
+
+/// A frame the network has seen, waiting for its decision.
+struct PendingFrame {
+    var index: Int
+    var evidence: VADEvidence
+}
+
+/// A first-in first-out ring of ``PendingFrame``s, allocated once (look-ahead + 1 frames).
+final class PendingFrames {
+    private let slots: UnsafeMutablePointer<PendingFrame>
+    private let capacity: Int
+    private var head = 0
+    private(set) var count = 0
+
+    init(capacity lookahead: Int) {
+        capacity = lookahead + 1
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: PendingFrame(index: 0, evidence: VADEvidence()), count: capacity)
+    }
+
+    deinit {
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
+    }
+
+    func append(_ f: PendingFrame) {
+        slots[(head + count) % capacity] = f
+        count += 1
+    }
+
+    func removeFirst() -> PendingFrame {
+        let f = slots[head]
+        head = (head + 1) % capacity
+        count -= 1
+        return f
+    }
+
+    func removeAll() { head = 0; count = 0 }
+
+    func copy(from other: PendingFrames) {
+        slots.update(from: other.slots, count: capacity)
+        head = other.head
+        count = other.count
     }
 }
 

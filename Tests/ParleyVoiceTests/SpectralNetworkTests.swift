@@ -5,7 +5,7 @@ import Foundation
 /// The network's equations written plainly in Double over the weights as stored (torch's
 /// layouts), to check the SIMD implementation's interleaved layout and its fast math.
 struct PlainNetwork {
-    typealias W = SpectralNetworkWeights
+    let W = SpectralNetworkWeights.live
     let v: [Float]
     var window: [[Double]]      // the last `kernel` standardised inputs, oldest first
     var conv1: [[Double]]       // the last `kernel` conv1 outputs
@@ -63,7 +63,7 @@ struct PlainNetwork {
 }
 
 @Test func networkMatchesAPlainImplementationOfItsEquations() {
-    let net = SpectralNetwork.shared
+    let net = SpectralNetwork.live
     let state = SpectralNetworkState(net)
     var plain = PlainNetwork()
     var signal = Signal(seed: 99)
@@ -84,7 +84,7 @@ struct PlainNetwork {
 }
 
 @Test func networkWeightsDecodeToTheShapesTheyDeclare() {
-    typealias W = SpectralNetworkWeights
+    let W = SpectralNetworkWeights.live
     let n = decodeBase64Floats(W.base64).count
     let expected = 2 * W.inputCount + W.conv1 * W.inputCount * W.kernel + W.conv1 + W.conv2 * W.conv1 * W.kernel
         + W.conv2 + 3 * W.hidden * W.conv2 + 3 * W.hidden * W.hidden + 6 * W.hidden + W.hidden + 1
@@ -102,4 +102,41 @@ struct PlainNetwork {
     for m in 1..<MelBands.count { #expect(t.firstBin[m] >= t.firstBin[m - 1]) }
     #expect(t.firstBin[MelBands.count - 1] + t.binCount[MelBands.count - 1] >= 240)
     #expect(t.firstBin[0] <= 3)
+}
+
+/// A live detector's decisions and a detector whose network waits `lookahead` frames, on the
+/// same samples: a tone, noise, a stretch of digital silence, then voice-like bursts.
+@Test func lookaheadHandsOutEveryFrameInOrderWithTheOutputSoManyFramesLater() throws {
+    let lookahead = 7
+    var weights = SpectralNetworkWeights.live
+    weights.lookahead = lookahead
+    let delayedNetwork = SpectralNetwork(weights)
+    var signal = Signal(seed: 7)
+    var samples = Signal.sine(220, rate: 16_000, count: 8_000, amplitude: 0.2)
+    samples += (0..<8_000).map { _ in 0.05 * signal.noise() }
+    samples += [Float](repeating: 0, count: 3_200)    // 20 frames of digital silence
+    samples += (0..<16_000).map { i in (i / 1_600) % 2 == 0 ? 0.3 * signal.noise() * Float(sin(Double(i) * 0.05)) : 0.01 * signal.noise() }
+    let live = runVAD(samples)
+    var vad = try VoiceActivityDetector(sampleRate: 16_000, network: delayedNetwork)
+    #expect(vad.lookaheadFrames == lookahead)
+    var delayed: [VADDecision] = []
+    samples.withUnsafeBufferPointer { vad.process($0) { delayed.append($0) } }
+    let beforeFinish = delayed.count
+    vad.finish { delayed.append($0) }
+    #expect(beforeFinish == live.count - lookahead, "the last \(lookahead) frames wait for the end")
+    #expect(delayed.map(\.frameIndex) == Array(0..<live.count), "every frame once, in order")
+    // Where the sound goes on for `lookahead` more analysed frames, a frame's decision is the
+    // live network's output that many frames later; the silent frames are 0 in both.
+    let silent = Set(live.filter { $0.evidence.energyDbov < -90 }.map(\.frameIndex))
+    #expect(silent.count >= 19)
+    var compared = 0
+    for t in 0..<live.count - lookahead where !silent.contains(t) {
+        let later = (t + 1...t + lookahead)
+        guard later.allSatisfy({ !silent.contains($0) }) else { continue }
+        #expect(delayed[t].probability == live[t + lookahead].probability, "frame \(t)")
+        #expect(delayed[t].evidence == live[t].evidence)
+        compared += 1
+    }
+    #expect(compared > live.count / 2)
+    for t in silent { #expect(delayed[t].probability == 0) }
 }

@@ -11,6 +11,15 @@ def read_wav(path):
             x = x.reshape(-1, w.getnchannels())[:, 0]
     return x
 
+def read_any(path):
+    """A WAV file, or an Ogg Opus recording decoded at 16 kHz (soundfile, tooling only)."""
+    if path.endswith(".wav"):
+        return read_wav(path)
+    import soundfile
+    x, rate = soundfile.read(path, dtype="float32", always_2d=True)
+    assert rate == 16000, path
+    return x[:, 0].copy()
+
 def write_wav(path, x):
     y = np.clip(np.round(x * 32768), -32768, 32767).astype(np.int16)
     with wave.open(path, "wb") as w:
@@ -46,6 +55,27 @@ def auto_labels(x):
     for a, b in runs(lab, 0):
         if b - a < 10 and a > 0 and b < len(lab): lab[a:b] = 1
     for a, b in runs(lab, 1):
+        if b - a < 3: lab[a:b] = 0
+    return lab
+
+def real_labels(x):
+    """Speech labels of one real-mic clip (one utterance in its room's own noise): frames more than
+    40% of the way from the clip's noise floor (10th percentile) to its loudest frames (99th),
+    and at least 6 dB over the floor; gaps under 100 ms filled, islands under 30 ms removed."""
+    n = len(x) // 160
+    if n < 10:
+        return np.zeros(n, np.float32)
+    e = 10 * np.log10(np.mean(x[: n * 160].reshape(n, 160) ** 2, axis=1) + 1e-12)
+    live = e[e > -95]
+    if len(live) < 5:
+        return np.zeros(n, np.float32)
+    L = np.percentile(live, 99); N = np.percentile(live, 10)
+    if L - N < 10:   # no utterance clearly over the room
+        return np.zeros(n, np.float32)
+    lab = (e > max(N + 0.4 * (L - N), N + 6)).astype(np.float32)
+    lab = fill_gaps(lab, 10)
+    idx = np.flatnonzero(np.diff(np.concatenate([[0], lab, [0]])))
+    for a, b in zip(idx[::2], idx[1::2]):
         if b - a < 3: lab[a:b] = 0
     return lab
 

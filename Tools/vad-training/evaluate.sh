@@ -18,7 +18,7 @@ D=${DETECTOR:-parley}; R="python3 $(cd "$(dirname "$0")" && pwd)/reference.py $D
 case $D in parley) TD="the TalkDetector" ;; silero|ten) TD="Silero's smoother" ;;
   *) echo "evaluate.sh: DETECTOR must be parley, silero or ten" >&2; exit 2 ;; esac
 EV="python3 $S/tools/vadeval.py"; CO=$S/data/corpus; O=$C/out/$D
-mkdir -p "$O" "$C/debs" "$C/x" "$C/sing" "$C/ottd" "$C/heldout"
+mkdir -p "$O" "$C/debs" "$C/x" "$C/sing" "$C/ottd" "$C/heldout" "$C/amb"
 
 # frames OUT FILE.wav...: file,time_s,prob per 10 ms frame.
 frames() {
@@ -61,11 +61,15 @@ EOF
   ffmpeg -nostdin -v error -y -f concat -safe 0 -i "$C/ottd/list.txt" -c:a pcm_s16le "$C/ottd/ottd_all.wav"
   rm -f "$C"/ottd/tmp_*.wav "$C"/ottd/p_*.wav "$C/ottd/list.txt"
 fi
+# Real ambient recordings held out of training and validation (real-ambient/blanket, no talk).
+for f in "$S"/data/real-ambient/blanket/*.ogg; do
+  [ -s "$C/amb/$(basename "$f" .ogg).wav" ] || ffmpeg -nostdin -v error -y -i "$f" -ac 1 -ar 16000 -c:a pcm_s16le "$C/amb/$(basename "$f" .ogg).wav"
+done
 # Held-out corpus clips (validation sources of train_spectral.py) and no-speech label files.
 for f in "$CO"/music/mu09_*.wav "$CO"/music/mu11_*.wav "$CO"/music/mu12_*.wav "$CO"/noise/no03_*.wav; do
   ln -sf "$f" "$C/heldout/$(basename "$f")"
 done
-for f in "$C"/sing/*.wav "$C"/ottd/*.wav "$C"/heldout/*.wav; do
+for f in "$C"/sing/*.wav "$C"/ottd/*.wav "$C"/heldout/*.wav "$C"/amb/*.wav; do
   echo "$(basename "$f" .wav),0.000,$(soxi -D "$f"),0" > "${f%.wav}.scv"
 done
 
@@ -77,8 +81,22 @@ else echo "### talk segments ($D, after Silero's smoother)"; fi
 segments "$O/realdev.segs.csv" "$S"/data/real-dev/*.wav
 $EV --data "$S/data/real-dev" --pred "segments:$O/realdev.segs.csv" --name talk | grep -E "^\| talk"
 
+echo "## 1b. real-dev at other levels (32-bit float WAV, so +10 dB does not clip): frames at the default threshold"
+for g in -20 -10 10; do
+  mkdir -p "$C/level$g"
+  for f in "$S"/data/real-dev/*.wav; do
+    b=$(basename "$f" .wav)
+    [ -s "$C/level$g/$b.wav" ] || python3 -c 'import sys, numpy as np; from scipy.io import wavfile
+r, x = wavfile.read(sys.argv[1]); wavfile.write(sys.argv[2], r, (x / 32768.0 * 10 ** (float(sys.argv[3]) / 20)).astype(np.float32))' \
+      "$f" "$C/level$g/$b.wav" "$g"
+    ln -sf "${f%.wav}.scv" "$C/level$g/$b.scv"
+  done
+  frames "$O/level$g.csv" "$C/level$g"/*.wav
+  $EV --data "$C/level$g" --pred "probs:$O/level$g.csv" --name "$D at $g dB" | grep -E "^\| $D"
+done
+
 echo "## 2. non-speech not trained on (frames at the default threshold; talking onsets after $TD)"
-for set in heldout sing ottd; do
+for set in heldout sing ottd amb; do
   frames "$O/$set.frames.csv" "$C/$set"/*.wav
   segments "$O/$set.segs.csv" "$C/$set"/*.wav
   echo "### $set"

@@ -24,7 +24,7 @@ MEANS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85)
 
 def probabilities(model, V):
     """The checkpoint's probability per frame of every validation mixture (silent frames 0)."""
-    net, mean, inv = M.from_npz(model)
+    net, mean, inv, _ = M.from_npz(model)
     net.eval()
     mean_t, inv_t = torch.tensor(mean), torch.tensor(inv)
     out = np.zeros(V["X"].shape[:2], np.float32)

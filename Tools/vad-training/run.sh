@@ -16,9 +16,9 @@ mkdir -p "$W"
 [ -f "$W/wav/.gathered" ] || { bash "$H/gather.sh" "$W" && bash "$H/gather_speech.sh" "$W" && touch "$W/wav/.gathered"; }
 [ -f "$W/wav/.gathered-effects" ] || { bash "$H/gather_effects.sh" "$W" && touch "$W/wav/.gathered-effects"; }
 
-python3 "$H/train_spectral.py" prepare --corpus "$S/data/corpus" --work "$W" --part 0 --parts 2 &
+python3 "$H/train_spectral.py" prepare --corpus "$S/data/corpus" --real "$S/data" --work "$W" --part 0 --parts 2 &
 p0=$!
-python3 "$H/train_spectral.py" prepare --corpus "$S/data/corpus" --work "$W" --part 1 --parts 2
+python3 "$H/train_spectral.py" prepare --corpus "$S/data/corpus" --real "$S/data" --work "$W" --part 1 --parts 2
 wait $p0
 
 running=0

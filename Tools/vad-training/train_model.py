@@ -33,11 +33,19 @@ def standardise(X, mean, inv):
     return torch.clamp((X - mean) * inv, -8, 8)
 
 
-def to_npz(path, net, mean, inv, note):
+def to_npz(path, net, mean, inv, note, lookahead=0):
     sd = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in net.state_dict().items()}
     sd["out.weight"] = sd["out.weight"].reshape(-1)
+    extra = dict(lookahead=np.int32(lookahead)) if lookahead else {}
     np.savez(path, mean=mean.astype(np.float32), inv_std=inv.astype(np.float32), smoothing=np.float32(0),
-             note=np.array(note), **sd)
+             note=np.array(note), **extra, **sd)
+
+
+def delayed(z, lookahead):
+    """The network's outputs put back on their frames: with a look-ahead of L frames, the output
+    after frame t + L is the decision for frame t (the last L frames get the decision made after
+    the input's last frame is repeated L times, as the product does at the end of a file)."""
+    return z[:, lookahead:] if lookahead else z
 
 
 def from_npz(path):
@@ -47,7 +55,7 @@ def from_npz(path):
     sd = {k2: torch.from_numpy(ck[k2]) for k2 in net.state_dict()}
     sd["out.weight"] = sd["out.weight"].reshape(1, -1)
     net.load_state_dict(sd)
-    return net, ck["mean"], ck["inv_std"]
+    return net, ck["mean"], ck["inv_std"], int(ck["lookahead"]) if "lookahead" in ck else 0
 
 
 def compress(X, A, t, w):
@@ -69,20 +77,21 @@ def pr_auc(p, y):
     return float(np.sum(np.diff(np.concatenate([[0], rec])) * prec))
 
 
-def validate(net, V, mean, inv):
+def validate(net, V, mean, inv, lookahead=0):
     net.eval()
     outs = []
     with torch.no_grad():
         for i in range(0, len(V["X"]), 64):
             x = standardise(torch.from_numpy(V["X"][i:i + 64].astype(np.float32)), mean, inv)
-            outs.append(torch.sigmoid(net(x)).numpy())
+            outs.append(torch.sigmoid(delayed(net(x), lookahead)).numpy())
     net.train()
     p = np.concatenate(outs)
+    F_ = p.shape[1]
     has = V["has"]
-    keep = V["w"][has] > 0
-    ps, ys = p[has][keep], V["label"][has][keep].astype(np.float32)
+    keep = V["w"][has][:, :F_] > 0
+    ps, ys = p[has][keep], V["label"][has][:, :F_][keep].astype(np.float32)
     tp = np.sum((ps >= 0.5) & (ys > 0.5)); f1 = 2 * tp / max(np.sum(ps >= 0.5) + np.sum(ys > 0.5), 1)
-    neg = p[~has][V["w"][~has] > 0]
+    neg = p[~has][V["w"][~has][:, :F_] > 0]
     flagged = float(np.mean(neg >= 0.5)) if len(neg) else 0.0
     return dict(f1=float(f1), pr_auc=pr_auc(ps, ys), flagged=flagged, score=float(f1) - 2 * flagged)
 
@@ -152,13 +161,15 @@ def train(a):
             idx = np.sort(order[b * a.batch:(b + 1) * a.batch])
             x = batch_inputs(D["X"][idx], rng, a.tilt_db, a.mask_bands, mean_t, inv_t)
             t = torch.from_numpy(D["t"][idx]); w = torch.from_numpy(D["w"][idx])
-            z = net(x)
+            z = delayed(net(x), a.lookahead)
+            if a.lookahead:
+                t, w = t[:, :-a.lookahead], w[:, :-a.lookahead]
             loss = (F.binary_cross_entropy_with_logits(z, t, reduction="none") * w).sum() / w.sum()
             opt.zero_grad(); loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step(); sched.step()
             total += float(loss.detach())
-        v = validate(net, V, mean_t, inv_t)
+        v = validate(net, V, mean_t, inv_t, a.lookahead)
         line = f"{epoch}\t{total / steps_per_epoch:.4f}\t{v['f1']:.4f}\t{v['pr_auc']:.4f}\t{v['flagged']:.4f}\t{v['score']:.4f}\t{time.time() - t0:.0f}s"
         print(line, flush=True); log.write(line + "\n"); log.flush()
         if v["score"] > best:
@@ -166,10 +177,12 @@ def train(a):
             policy = "" if (a.fill_ms, a.hangover_ms) == (100, 0) else f"pauses filled to {a.fill_ms} ms, hangover {a.hangover_ms} ms, "
             if a.tilt_db > 0 or a.mask_bands > 0:
                 policy += f"tilt {a.tilt_db:g} dB, band masks up to {a.mask_bands}, "
+            if a.lookahead:
+                policy += f"look-ahead {a.lookahead * 10} ms, "
             note = (f"train_spectral.py: seed {a.seed}, conv {a.conv}, GRU {a.hidden}, teacher share {a.teacher_share}, {policy}"
                     f"epoch {epoch + 1} of {a.epochs}, validation F1 {v['f1']:.3f}, PR-AUC {v['pr_auc']:.3f}, "
                     f"no-speech flagged {v['flagged']:.4f}")
-            to_npz(f"{a.out}/best.npz", net, mean, inv, note)
+            to_npz(f"{a.out}/best.npz", net, mean, inv, note, a.lookahead)
         torch.save(dict(net=net.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), epoch=epoch, best=best), ck + ".tmp")
         os.replace(ck + ".tmp", ck)
 
@@ -177,7 +190,7 @@ def train(a):
 def frames(a):
     """Runs a checkpoint over WAV files as the product does (digitally silent frames skipped, 0)."""
     import sys, tempfile
-    net, mean, inv = from_npz(a.model)
+    net, mean, inv, lookahead = from_npz(a.model)
     net.eval()
     mean_t, inv_t = torch.tensor(mean), torch.tensor(inv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -188,9 +201,12 @@ def frames(a):
         A = f[:, 1] > 0.5
         p = np.zeros(len(f), np.float32)
         if A.any():
+            fed = f[A][:, 2:]
+            if lookahead:   # the end of the file: the last input repeated
+                fed = np.concatenate([fed, np.repeat(fed[-1:], lookahead, axis=0)])
             with torch.no_grad():
-                x = standardise(torch.from_numpy(f[A][None, :, 2:].copy()), mean_t, inv_t)
-                p[A] = torch.sigmoid(net(x))[0].numpy()
+                x = standardise(torch.from_numpy(fed[None].copy()), mean_t, inv_t)
+                p[A] = torch.sigmoid(delayed(net(x), lookahead))[0].numpy()
         stem = os.path.splitext(os.path.basename(path))[0]
         for i, v in enumerate(p):
             out.write(f"{stem},{i * 0.01:.2f},{v:.5f}\n")

@@ -4,7 +4,7 @@ music, effects and noise, and saves a checkpoint that export_weights.py turns in
 
     swift build -c release --product parley-vadtool
     bash Tools/vad-training/gather.sh WORK && bash Tools/vad-training/gather_speech.sh WORK
-    python3 Tools/vad-training/train_spectral.py prepare --corpus ../shared/data/corpus --work WORK
+    python3 Tools/vad-training/train_spectral.py prepare --corpus ../shared/data/corpus --real ../shared/data --work WORK
     python3 Tools/vad-training/train_spectral.py train --work WORK --seed 1 --out WORK/seed1
     python3 Tools/vad-training/export_weights.py WORK/seed1/best.npz
 
@@ -42,11 +42,54 @@ SHARD = 200          # mixtures per shard
 VAL = ("sp05_", "sp10_", "sp15_", "sp17_", "mu09_", "mu11_", "mu12_", "no03_",
        "klettres__ar", "klettres__he", "klettres__uk", "klettres__nb",
        "tuxpaint__fr", "tuxpaint__el", "asterisk__ru", "queen__en_joe", "ktuberling__lt",
-       "warzone__", "lincity__", "fx2_bzflag", "fx3_kde", "fillets__nl_1")
+       "warzone__", "lincity__", "fx2_bzflag", "fx3_kde", "fillets__nl_1",
+       "realmic__mycroft", "ambient__mycroft", "ambient__arabic", "babble__blanket")
+
+# Real recordings (../shared/data/real-mic and real-ambient, Ogg Opus at 16 kHz, read in place:
+# they never enter the repository). Blanket's clips without talk are neither trained on nor
+# validated on: evaluate.sh scores them as the held-out real ambient sound.
+REAL_HELD_OUT = ("blanket/",)
+REAL_SPEECH_SHARE = 0.35     # of the speech mixtures: real-mic speech (its rooms' own noise kept)
+REAL_AMBIENT_SHARE = 0.35    # of the clip backgrounds: real ambient sound
+BABBLE_SHARE = 0.15          # of the speech mixtures' backgrounds: babble scenes (noise under speech only)
 
 
 def split_of(name):
     return "val" if any(name.startswith(p) or p in name for p in VAL) else "train"
+
+
+def read_manifest(path):
+    rows = [l.rstrip("\n").split("\t") for l in open(path)]
+    return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def collect_real(real):
+    """The real recordings: (speakers, ambient, babble). Real-mic clips are grouped by source and
+    speaker (a group's clips are played one after another, each with its own lead-in, tail and
+    room noise); ambient files outside babble/ are non-speech; babble/ scenes only mix under speech."""
+    speakers, ambient, babble = {}, [], []
+    if not real:
+        return [], [], []
+    for r in read_manifest(f"{real}/real-mic/manifest.tsv"):
+        source = r["source"].split("-")[0]
+        key = f"realmic__{source}__{r['speaker'] or r['label']}"
+        speakers.setdefault(key, []).append(f"{real}/real-mic/{r['path']}")
+    groups = [dict(path=sorted(v), name=k, split=split_of(k), labels="real") for k, v in sorted(speakers.items())]
+    short = {}   # recordings under 8 s, one item per source (played one after another)
+    for r in read_manifest(f"{real}/real-ambient/manifest.tsv"):
+        if r["path"].startswith(REAL_HELD_OUT):
+            continue
+        path = f"{real}/real-ambient/{r['path']}"
+        if r["path"].startswith("babble/"):
+            n = "babble__" + r["path"].split("/")[1] + "__" + os.path.basename(path)
+            babble.append(dict(path=path, name=n, split=split_of(n), labels=None))
+        elif float(r["duration_s"]) < SECONDS:
+            short.setdefault("ambient__" + r["source"].split("-")[0] + "__" + r["source"], []).append(path)
+        else:
+            n = "ambient__" + r["source"].split("-")[0] + "__" + os.path.basename(path)
+            ambient.append(dict(path=path, name=n, split=split_of(n), labels=None))
+    ambient += [dict(path=sorted(v), name=k, split=split_of(k), labels=None) for k, v in sorted(short.items())]
+    return groups, ambient, babble
 
 
 def collect(corpus, work):
@@ -71,8 +114,20 @@ class Clips:
         self.cache = {}
 
     def get(self, item):
+        key = item["name"] if isinstance(item["path"], list) else item["path"]
+        if key in self.cache:
+            return self.cache[key]
+        if isinstance(item["path"], list):   # a speaker's real-mic clips, or short recordings, one after another
+            xs, labs = [], []
+            for p in item["path"]:
+                x = T.read_any(p)
+                x = np.concatenate([x, np.zeros(-len(x) % 160, np.float32)])
+                xs.append(x)
+                labs.append(T.real_labels(x) if item["labels"] == "real" else np.zeros(len(x) // 160, np.float32))
+            self.cache[key] = (np.concatenate(xs), np.concatenate(labs))
+            return self.cache[key]
         if item["path"] not in self.cache:
-            x = T.read_wav(item["path"])
+            x = T.read_any(item["path"])
             n = len(x) // 160
             if item["labels"] == "auto":
                 lab = T.auto_labels(x)[:n] if n > 10 else np.zeros(n, np.float32)
@@ -92,13 +147,19 @@ def window(rng, x, n):
     return x[a:a + n].copy(), a // 160
 
 
-def background(rng, other, clips, n):
-    """A non-speech background: a clip (music, effects, noise), a synthetic noise, or both."""
+def background(rng, other, clips, n, ambient=(), babble=()):
+    """A non-speech background: a clip (music, effects, noise, real ambient sound; babble scenes
+    when given, for speech mixtures), a synthetic noise, or both."""
     r = rng.random()
     if r < 0.3:
         bg, kind = T.colored_noise(rng, n, extra_kinds=True)
         return bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9), kind
-    o = other[int(rng.integers(len(other)))]
+    pool = other
+    if babble and rng.random() < BABBLE_SHARE / 0.7:
+        pool = babble
+    elif ambient and rng.random() < REAL_AMBIENT_SHARE:
+        pool = ambient
+    o = pool[int(rng.integers(len(pool)))]
     y, _ = clips.get(o)
     bg, _ = window(rng, y, n)
     bg = bg / (np.sqrt(np.mean(bg ** 2)) + 1e-9)
@@ -114,28 +175,31 @@ def reverberate(rng, x):
     return np.fft.irfft(np.fft.rfft(x, nf) * np.fft.rfft(h, nf), nf)[: len(x)].astype(np.float32)
 
 
-def mixture(rng, speech, other, clips, work):
+def mixture(rng, speech, other, clips, work, real=(), ambient=(), babble=()):
     """One 8 s mixture: (samples, clean labels, has_speech, ignore mask, tags)."""
     n = SECONDS * 16000
     kind = rng.random()
     tags = []
-    if kind < 0.22:   # no speech: music, effects or noise alone
-        bg, t = background(rng, other, clips, n); tags.append(t)
+    if kind < 0.22:   # no speech: music, effects, noise or real ambient sound alone
+        bg, t = background(rng, other, clips, n, ambient); tags.append(t)
         mix, lab, ignore, has = bg, np.zeros(FRAMES, np.float32), np.zeros(FRAMES, bool), False
     else:
-        s = speech[int(rng.integers(len(speech)))]
+        is_real = bool(real) and rng.random() < REAL_SPEECH_SHARE
+        pool = real if is_real else speech
+        s = pool[int(rng.integers(len(pool)))]
         x, l = clips.get(s)
         xs, f0 = window(rng, x, n)
         lab = l[f0:f0 + FRAMES] if len(x) >= n else np.resize(l, len(l) * (n // max(len(x), 1) + 1))[f0:f0 + FRAMES]
         lab = T.fill_gaps(lab.astype(np.float32), 10)
         if lab.sum() < 20:   # hardly any speech in this window: try another
             return None
-        if rng.random() < 0.35: xs = reverberate(rng, xs); tags.append("rev")
+        if is_real: tags.append("real")
+        if rng.random() < (0.1 if is_real else 0.35): xs = reverberate(rng, xs); tags.append("rev")
         if rng.random() < 0.1: xs = T.telephone_band(xs); tags.append("tel")
         if kind < 0.32:   # clean speech over a faint room noise
             bg, t = T.colored_noise(rng, n); snr = 30 + 15 * rng.random()
         else:
-            bg, t = background(rng, other, clips, n)
+            bg, t = background(rng, other, clips, n, ambient, babble)
             snr = [-5, 0, 0, 5, 5, 10, 10, 15, 20, 30][int(rng.integers(10))]
         tags.append(t)
         ps = np.mean(xs.reshape(-1, 160)[lab > 0] ** 2)
@@ -188,13 +252,17 @@ def front_end(paths, tool, tmp):
 
 def prepare(a):
     speech, other = collect(a.corpus, a.work)
+    real, ambient, babble = collect_real(a.real)
+    def part(lst, split): return [x for x in lst if x["split"] == split]
     for split in ("train", "val"):
-        sp = [s for s in speech if s["split"] == split]; ot = [o for o in other if o["split"] == split]
-        print(f"{split}: {len(sp)} speech clips, {len(ot)} non-speech clips", flush=True)
+        print(f"{split}: {len(part(speech, split))} speech clips, {len(part(other, split))} non-speech clips, "
+              f"{len(part(real, split))} real-mic speakers, {len(part(ambient, split))} real ambient, "
+              f"{len(part(babble, split))} babble", flush=True)
     os.makedirs(f"{a.work}/shards", exist_ok=True)
     clips = Clips()
     for split, count, seed0 in (("val", a.val_mixtures, 10_000), ("train", a.mixtures, 0)):
-        sp = [s for s in speech if s["split"] == split]; ot = [o for o in other if o["split"] == split]
+        sp, ot = part(speech, split), part(other, split)
+        rs, am, ba = part(real, split), part(ambient, split), part(babble, split)
         for shard in range((count + SHARD - 1) // SHARD):
             if shard % a.parts != a.part: continue
             path = f"{a.work}/shards/{split}_{shard:03d}.npz"
@@ -205,7 +273,7 @@ def prepare(a):
             os.makedirs(tmp, exist_ok=True)
             wavs, labs, has, ign, tags = [], [], [], [], []
             while len(wavs) < SHARD:
-                m = mixture(rng, sp, ot, clips, tmp)
+                m = mixture(rng, sp, ot, clips, tmp, rs, am, ba)
                 if m is None: continue
                 p = f"{tmp}/m{len(wavs):03d}.wav"
                 T.write_wav(p, m[0])
@@ -259,6 +327,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("prepare")
     p.add_argument("--corpus", required=True)
+    p.add_argument("--real", default=None, help="the shared data folder holding real-mic/ and real-ambient/")
     p.add_argument("--work", required=True)
     p.add_argument("--tool", default=f"{ROOT}/.build/release/parley-vadtool")
     p.add_argument("--mixtures", type=int, default=16000)
@@ -279,6 +348,7 @@ def main():
     t.add_argument("--mask-bands", type=int, default=0, help="augmentation: on half the mixtures, up to this many adjacent bands set to the mean")
     t.add_argument("--conv", type=int, default=64)
     t.add_argument("--hidden", type=int, default=64)
+    t.add_argument("--lookahead", type=int, default=0, help="frames of future context: the decision for frame t is made after frame t + N (the offline model)")
     t.add_argument("--shards", type=int, default=None, help="use only the first N train shards")
     t.add_argument("--threads", type=int, default=1)
     f = sub.add_parser("frames", help="a checkpoint's probabilities in torch: CSV file,time_s,prob (as parley detect --format frames)")
