@@ -223,7 +223,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCallTests",
                     dependencies: ["ParleyCall", "ParleyCodecs", "ParleyDetect", "ParleyDevices", "ParleyJitter", "ParleyMedia",
-                                   "ParleyRTP", "ParleySRTP", "ParleySimulation", "ParleyVoice"],
+                                   "ParleyRTP", "ParleySRTP", "ParleySimulation", "ParleyVoice", "ParleyEcho", "ParleyCore", "ParleyNetwork"],
                     exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
         // A Janus server for the tests that need one (started per test, stopped by process id).

@@ -82,8 +82,8 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// the played audio by an unknown amount: the capture is aligned to the played stream by a
 /// bulk-delay estimator (normalised cross-correlation of 5 ms amplitude envelopes over the last
 /// 2 s, every 250 ms, searching 0...``EchoCancellerConfiguration/maximumDelayMs``), and the
-/// reference handed to the AEC is moved only when the echo's direct path leaves the first 80 ms
-/// after it, so that drift of a few hundred ppm is followed without the filter starting over
+/// reference handed to the AEC is moved (to 32 ms before the direct path) only when the echo's
+/// direct path comes before it or more than 120 ms after it, so that drift of a few hundred ppm is followed without the filter starting over
 /// (the AEC's own delay-agnostic estimator and extended filter take the rest). WebRTC's AEC
 /// removes the linear echo and suppresses what is left.
 ///
@@ -368,7 +368,7 @@ public final class EchoCanceller {
         guard let previous = candidate, abs(previous - delay) <= 2 * blockSamples else { return }
         let rate = configuration.sampleRate
         let margin = rate * 32 / 1000
-        if delay < offset + margin / 2 || delay > offset + rate * 80 / 1000 {
+        if delay < offset || delay > offset + rate * 120 / 1000 {
             offset = max(0, delay - margin)
             statistics.filterOffsetMs = Double(offset) * 1000 / Double(rate)
             statistics.realignments += 1
