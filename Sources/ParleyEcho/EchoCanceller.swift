@@ -88,7 +88,8 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// removes the linear echo and suppresses what is left.
 ///
 /// Each frame also says whether it is **echo only** (``isEchoOnly(frame:)``): the far end was
-/// active and the cancelled signal did not rise above the residual echo that the far end's level
+/// active (its loudest frame whose echo may be arriving, held with a room's decay, above
+/// -50 dBov) and the cancelled signal did not rise above the residual echo that the far end's level
 /// predicts (a tracked residual-to-far ratio, falling fast and rising at most 20 dB/s) by 20 dB,
 /// or the microphone's level did not rise 2 dB above the echo it predicts (the same tracking).
 /// Near-end speech over the far end (double talk) rises above it; residual echo does not.
@@ -136,6 +137,8 @@ public final class EchoCanceller {
 
     // Far-end and double-talk state, dB.
     private var farLevelDb: Float = -120
+    /// The reference's level of the last 64 frames (dB), by frame (& 63).
+    private let farHistory: UnsafeMutableBufferPointer<Float>
     private var residualRatioDb: Float = 0
     private var echoRatioDb: Float = 0
     private let farDecayDbPerFrame: Float
@@ -184,6 +187,8 @@ public final class EchoCanceller {
         micEnvelope.initialize(repeating: 0)
         micRefBlock = .allocate(capacity: windowBlocks)
         micRefBlock.initialize(repeating: 0)
+        farHistory = .allocate(capacity: 64)
+        farHistory.initialize(repeating: -120)
         correlation = .allocate(capacity: maxLagBlocks + 1)
         correlation.initialize(repeating: 0)
         farDecayDbPerFrame = 60 / Float(Self.echoTailMs) * 10
@@ -192,7 +197,7 @@ public final class EchoCanceller {
     deinit {
         WebRtcAec_Free(aec)
         ring.deallocate(); reference.deallocate(); near.deallocate(); cancelled.deallocate(); echoOnly.deallocate(); output.deallocate()
-        refEnvelope.deallocate(); micEnvelope.deallocate(); micRefBlock.deallocate(); correlation.deallocate()
+        refEnvelope.deallocate(); micEnvelope.deallocate(); micRefBlock.deallocate(); correlation.deallocate(); farHistory.deallocate()
     }
 
     /// Takes samples the playout has just sent to the device (the mix the loudspeaker plays).
@@ -289,8 +294,15 @@ public final class EchoCanceller {
     }
 
     private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> Bool {
-        // The far end's level, held with the decay of a room's tail.
-        farLevelDb = max(Self.db(referenceEnergy), farLevelDb - farDecayDbPerFrame)
+        // The far end's level: the loudest reference frame whose echo may be arriving now (back
+        // to the estimated delay after the reference's start, plus 60 ms; 200 ms before an
+        // estimate), held with the decay of a room's tail.
+        let frame = statistics.framesProcessed
+        farHistory[frame & 63] = Self.db(referenceEnergy)
+        let lagMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) + 60 } ?? 200
+        var recent: Float = -120
+        for k in 0...min(63, Int(lagMs / 10)) { recent = max(recent, farHistory[(frame - k) & 63]) }
+        farLevelDb = max(recent, farLevelDb - farDecayDbPerFrame)
         guard isFarEndActive else { return false }
         statistics.farEndFrames += 1
         let ratio = Self.db(outputEnergy) - farLevelDb

@@ -89,7 +89,7 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
 }
 
 @Suite struct EchoCancellerTests {
-    @Test("far end only: ERLE after 2 s >= 25 dB, residual echo starts at most one talk", arguments: [
+    @Test("far end only: ERLE after 2 s >= 25 dB and no local talk", arguments: [
         (EchoPath(delayMs: 20, rt60: 0.2, seed: 1), 0.0),
         (EchoPath(delayMs: 60, rt60: 0.4, seed: 2), -10.0),
         (EchoPath(delayMs: 100, rt60: 0.6, seed: 3), -20.0),
@@ -99,14 +99,12 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         let erle = o.erle(from: 2)
         print("far end only \(path.delayMs) ms, RT60 \(path.rt60) s, echo \(echoDb) dB: ERLE \(erle) dB, talks \(o.result.talks.filter { $0.kind == .started }.count), delay \(o.result.statistics.estimatedDelayMs ?? -1) ms")
         #expect(erle >= 25)
-        // Residual echo at the first far-end word after a long far-end silence may start one.
-        #expect(o.falseStarts.count <= 1)
+        #expect(o.falseStarts.isEmpty)
     }
 
     // The onsets are compared with the near end's own (the same capture path over the near end
     // alone): the reader's turns open softly, 20-30 dB under the echo, so even alone their talks
-    // start 350 ms after the energy-based truth. Residual echo at the first far-end word after
-    // a long far-end silence may still start a talk (at most one in these 32 s).
+    // start 350 ms after the energy-based truth.
     @Test("double talk: every near-end turn starts within 200 ms of its own onset", arguments: [
         (EchoPath(delayMs: 40, rt60: 0.3, seed: 4), 0.0),
         (EchoPath(delayMs: 80, rt60: 0.5, seed: 5), -10.0),
@@ -119,7 +117,7 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         print("near end alone: onsets \(clean)")
         print("double talk \(path.delayMs) ms, RT60 \(path.rt60) s, echo \(echoDb) dB: ERLE \(o.erle(from: 2)) dB, onsets \(o.onsetLatencies), false \(o.falseStarts.map(\.time))")
         #expect(o.erle(from: 2, to: 16) >= 25)
-        #expect(o.falseStarts.count <= 1)
+        #expect(o.falseStarts.isEmpty)
         for (latency, alone) in zip(o.onsetLatencies, clean) {
             #expect(latency != nil)
             #expect((latency ?? 1) <= (alone ?? 0) + 0.2)
@@ -133,7 +131,7 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         print("path change: ERLE before \(o.erle(from: 2, to: 16)) dB, after 2 s \(o.erle(from: 18)) dB, talks \(o.result.talks.filter { $0.kind == .started }.map(\.time))")
         #expect(o.erle(from: 2, to: 16) >= 25)
         #expect(o.erle(from: 18) >= 20)
-        #expect(o.result.talks.filter { $0.kind == .started }.count <= 1)
+        #expect(o.result.talks.isEmpty)
     }
 
     @Test("clock drift of ±100 ppm between playout and capture", arguments: [100.0, -100.0])
@@ -143,7 +141,8 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         let clean = o.scene.nearTalks.map { turn in alone.talks.first { $0.kind == .started && $0.time >= turn.0 }.map { $0.time - turn.0 } }
         print("drift \(ppm) ppm: ERLE \(o.erle(from: 2, to: 16)) dB, onsets \(o.onsetLatencies), false \(o.falseStarts.map(\.time))")
         #expect(o.erle(from: 2, to: 16) >= 25)
-        #expect(o.falseStarts.count <= 3)
+        // Drift still lets the first far-end word after 3 s of far-end silence start a talk.
+        #expect(o.falseStarts.count <= 2)
         for (latency, alone) in zip(o.onsetLatencies, clean) { #expect((latency ?? 1) <= (alone ?? 0) + 0.2) }
     }
 
