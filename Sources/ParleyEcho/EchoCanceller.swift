@@ -83,15 +83,17 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// bulk-delay estimator (normalised cross-correlation of 5 ms amplitude envelopes over the last
 /// 2 s, every 250 ms, searching 0...``EchoCancellerConfiguration/maximumDelayMs``), and the
 /// reference handed to the AEC is moved (to 32 ms before the direct path) only when the echo's
-/// direct path comes before it or more than 120 ms after it, so that drift of a few hundred ppm is followed without the filter starting over
-/// (the AEC's own delay-agnostic estimator and extended filter take the rest). WebRTC's AEC
-/// removes the linear echo and suppresses what is left.
+/// direct path comes before it or more than 120 ms after it, so that drift of a few hundred ppm
+/// is followed without the filter starting over (the AEC's own delay-agnostic estimator and
+/// extended filter take the rest). WebRTC's AEC removes the linear echo and suppresses what is
+/// left.
 ///
 /// Each frame also says whether it is **echo only** (``isEchoOnly(frame:)``): the far end was
 /// active (its loudest frame whose echo may be arriving, held with a room's decay, above
-/// -50 dBov) and the cancelled signal did not rise above the residual echo that the far end's level
-/// predicts (a tracked residual-to-far ratio, falling fast and rising at most 20 dB/s) by 20 dB,
-/// or the microphone's level did not rise 2 dB above the echo it predicts (the same tracking).
+/// -50 dBov) and the cancelled signal did not rise 20 dB above the residual echo that the far
+/// end's level predicts (a tracked residual-to-far ratio, falling fast and rising at most
+/// 20 dB/s), or the microphone's level did not rise 2 dB above the echo it predicts (the same
+/// tracking).
 /// Near-end speech over the far end (double talk) rises above it; residual echo does not.
 ///
 /// No allocation after `init`. Threading: one thread at a time.
@@ -106,11 +108,11 @@ public final class EchoCanceller {
     private let ring: UnsafeMutableBufferPointer<Int16>
     private let ringMask: Int
     private var played: Int64 = 0
-    /// Capture samples processed; nil before the first frame.
+    /// Capture samples processed.
     private var captured: Int64 = 0
-    /// Played index aligned with capture index 0 (the played count at the first capture).
+    /// Played index aligned with capture index 0 (nil before the first capture).
     private var base: Int64?
-    /// Start of the filter's window, samples before the aligned played index.
+    /// How far back from the aligned played index the reference is taken, samples.
     private var offset = 0
     private let reference: UnsafeMutableBufferPointer<Float>
     private let near: UnsafeMutableBufferPointer<Float>
