@@ -19,7 +19,9 @@
 //       its data channels).
 //   Detect (offline talk detection over recordings): Media and Voice; Janus recordings (.mjr)
 //       through Call's receive path (RTP, Jitter, Codecs).
-//   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network.
+//   Echo (echo cancellation of the capture against the playout: WebRTC's AEC, the bulk
+//       delay, far-end and double-talk state): on its C library only.
+//   Call (pipelines, participants, events, the session): Codecs, RTP, Jitter, Voice, Network, Echo.
 //       No devices, files or SRTP: a call client links ALSA, V4L2 or libsndfile only if it
 //       imports Devices or Media for its sources itself.
 //   Janus (a client of the Janus media server's HTTP API): Foundation only, beside the rest.
@@ -30,7 +32,7 @@
 //       benchmarks and tests do.
 //   thin front ends: the `parley` CLI and the `parley-bench` benchmark executable; the examples
 //       (`call-client` on Call, `join-room` on Rooms).
-// Only Codecs, Media, Devices, SRTP, ICE, DTLS and SCTP import C libraries (Network and Core the C library's
+// Only Codecs, Media, Devices, Echo, SRTP, ICE, DTLS and SCTP import C libraries (Network and Core the C library's
 // sockets and clocks). Everything else builds anywhere.
 
 import PackageDescription
@@ -51,6 +53,7 @@ let package = Package(
         .library(name: "ParleyNetwork", targets: ["ParleyNetwork"]),
         .library(name: "ParleyJitter", targets: ["ParleyJitter"]),
         .library(name: "ParleyVoice", targets: ["ParleyVoice"]),
+        .library(name: "ParleyEcho", targets: ["ParleyEcho"]),
         .library(name: "ParleySRTP", targets: ["ParleySRTP"]),
         .library(name: "ParleyICE", targets: ["ParleyICE"]),
         .library(name: "ParleyDTLS", targets: ["ParleyDTLS"]),
@@ -91,6 +94,9 @@ let package = Package(
                        providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CDTLS", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        // No pkgConfig: its .pc file adds -D flags SwiftPM rejects, and the shim declares the C
+        // entry points used (the AEC behind ParleyEcho; the VAD, a benchmark baseline).
+        .systemLibrary(name: "CWebRTCAudioProcessing", providers: [.apt(["libwebrtc-audio-processing-dev"])]),
         // No pkgConfig: usrsctp.pc adds -D flags SwiftPM rejects, and the header needs none of them.
         .systemLibrary(name: "CUSRSCTP", providers: [.apt(["libusrsctp-dev"])]),
 
@@ -106,6 +112,9 @@ let package = Package(
         .target(name: "ParleyNetwork", dependencies: ["ParleyCore", "ParleyRTP"], swiftSettings: swiftSettings),
 
         // MARK: Wrappers over C libraries.
+        // Echo cancellation of the capture against the playout (WebRTC's AEC), the bulk delay, and
+        // the far-end and double-talk state of each frame.
+        .target(name: "ParleyEcho", dependencies: ["CWebRTCAudioProcessing"], swiftSettings: swiftSettings),
         .target(name: "ParleyCodecs", dependencies: ["ParleyCore", "COpus", "CVPX"],
                 swiftSettings: swiftSettings),
         .target(name: "ParleyMedia", dependencies: ["ParleyCore", "CSndFile", "CFFmpeg"],
@@ -133,7 +142,7 @@ let package = Package(
 
         // MARK: The call: pipelines, participants, events.
         .target(name: "ParleyCall",
-                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyNetwork"],
+                dependencies: ["ParleyCore", "ParleyCodecs", "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyNetwork", "ParleyEcho"],
                 swiftSettings: swiftSettings),
 
         // MARK: Rooms on a Janus media server: the client of its HTTP API (Foundation's URLSession).
@@ -158,7 +167,7 @@ let package = Package(
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleySDP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
-                                         "ParleySimulation", "ParleyJanus", "ParleyRooms"],
+                                         "ParleySimulation", "ParleyJanus", "ParleyRooms", "ParleyEcho"],
                           swiftSettings: swiftSettings),
 
         // MARK: Examples: compiled with everything else, so they keep up with the API.
@@ -167,10 +176,7 @@ let package = Package(
         .executableTarget(name: "join-room", dependencies: ["ParleyCore", "ParleyDevices", "ParleyCall", "ParleyRooms"],
                           path: "Examples/JoinRoom", swiftSettings: swiftSettings),
 
-        // MARK: Benchmarks. Baselines (WebRTC VAD, speexdsp) are benchmark-only dependencies.
-        // No pkgConfig: its .pc file adds -D flags SwiftPM rejects, and the shim declares what it uses.
-        .systemLibrary(name: "CWebRTCVAD", path: "Benchmarks/CWebRTCVAD",
-                       providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        // MARK: Benchmarks. Baselines (WebRTC's VAD, speexdsp's jitter buffer and echo canceller) are benchmark-only dependencies.
         .systemLibrary(name: "CSpeexDSP", path: "Benchmarks/CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CSoxr", path: "Benchmarks/CSoxr", pkgConfig: "soxr",
@@ -181,7 +187,7 @@ let package = Package(
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
                                          "ParleyRTP", "ParleyJitter", "ParleyVoice", "ParleyDetect", "ParleyCall", "ParleySRTP",
                                          "ParleyDTLS", "ParleySCTP", "ParleySimulation",
-                                         "COpus", "CVPX", "CALSA", "CSRTP", "CWebRTCVAD", "CSpeexDSP", "CSoxr", "CAllocCounter"],
+                                         "COpus", "CVPX", "CALSA", "CSRTP", "CWebRTCAudioProcessing", "CSpeexDSP", "ParleyEcho", "CSoxr", "CAllocCounter"],
                           path: "Benchmarks/ParleyBench",
                           swiftSettings: swiftSettings),
 
@@ -210,11 +216,14 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyVoiceTests", dependencies: ["ParleyVoice", "ParleyMedia"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyEchoTests", dependencies: ["ParleyEcho", "ParleyVoice", "ParleyMedia", "ParleySimulation", "ParleyCall",
+                                                          "ParleyCore"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDetectTests", dependencies: ["ParleyDetect", "ParleyMedia", "ParleyVoice", "ParleyCodecs"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCallTests",
                     dependencies: ["ParleyCall", "ParleyCodecs", "ParleyDetect", "ParleyDevices", "ParleyJitter", "ParleyMedia",
-                                   "ParleyRTP", "ParleySRTP", "ParleySimulation", "ParleyVoice"],
+                                   "ParleyRTP", "ParleySRTP", "ParleySimulation", "ParleyVoice", "ParleyEcho", "ParleyCore", "ParleyNetwork"],
                     exclude: ["Fixtures"],
                     swiftSettings: swiftSettings),
         // A Janus server for the tests that need one (started per test, stopped by process id).

@@ -30,7 +30,7 @@ import ParleyCall
 import ParleyCodecs
 import ParleyJitter
 import ParleyRTP
-import CWebRTCVAD
+import CWebRTCAudioProcessing
 import ParleySimulation
 
 private func callThreadCPUNanoseconds() -> Int64 {

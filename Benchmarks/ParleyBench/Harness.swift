@@ -12,7 +12,7 @@ import CAllocCounter
 struct Benchmark {
     enum Unit: String { case nsPerFrame = "ns/frame", nsPerPacket = "ns/packet", nsPerOp = "ns/op",
                          usPerFrame = "us/frame", ratio = "ratio", percent = "%", ms = "ms",
-                         realtimeFactor = "x realtime", streams = "streams/core", bytes = "bytes" }
+                         realtimeFactor = "x realtime", streams = "streams/core", bytes = "bytes", db = "dB" }
     let name: String
     let unit: Unit
     let baseline: String?

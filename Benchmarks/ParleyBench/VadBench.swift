@@ -1,5 +1,5 @@
 import Foundation
-import CWebRTCVAD
+import CWebRTCAudioProcessing
 import ParleyVoice
 
 /// Deterministic speech-like test audio: a voiced harmonic complex with a 4 Hz syllabic envelope,

@@ -27,6 +27,7 @@ let suites: [(String, () -> [Benchmark])] = [
     ("jitter", jitterBenchmarks),
     ("video", videoBenchmarks),
     ("vad", vadBenchmarks),
+    ("echo", echoBenchmarks),
     ("detect", detectBenchmarks),
     ("capture", captureBenchmarks),
     ("call", callBenchmarks),

@@ -2,6 +2,7 @@
 // SSRC from any number of transports, and the call's events and state.
 
 import ParleyCodecs
+import ParleyEcho
 import ParleyJitter
 import ParleyRTP
 import ParleyVoice
@@ -22,7 +23,11 @@ import ParleyVoice
 ///   (``CallSessionConfiguration/departedRemotesKept``).
 /// - **The local participant** (``addLocal(id:displayName:source:configuration:sendingOn:)``) is captured
 ///   from any `AudioCaptureSource` (ALSA, a file, a test source), analysed, encoded and sent;
-///   its talking and talking-while-muted come from its own capture.
+///   its talking and talking-while-muted come from its own capture. When the playout is heard by
+///   its microphone (``CallSessionConfiguration/playout``, ``CallSessionConfiguration/echoCancellation``),
+///   the capture goes through an ``EchoCanceller`` fed with every playout frame (the sum of the
+///   remote participants' audio handed to ``onAudio``, clamped to 16 bits as a device's mixer
+///   does), and the far end's echo starts no local talk.
 /// - **The local participant's video** (``addLocalVideo(source:configuration:sendingOn:)``):
 ///   pictures from any `VideoCaptureSource` at its frame rate, VP8 over RTP on its own SSRC,
 ///   answering the RTCP feedback that comes back about it (NACKs with resends, PLIs with
@@ -100,6 +105,10 @@ public final class CallSession {
     private var scheduler: MediaScheduler?
     private var playoutID: MediaScheduler.StreamID?
     private var sendID: MediaScheduler.StreamID?
+    /// The local capture's echo canceller and the playout frame it is fed (summed, then clamped).
+    private var echo: EchoCanceller?
+    private var playoutMix: [Int32] = []
+    private var playoutFrameSamples: [Int16] = []
 
     /// A session whose media time zero is `start` (default: the clock's now).
     public init(configuration: CallSessionConfiguration = .init(), clock: any MediaClock, start: MonotonicTime? = nil) {
@@ -209,7 +218,9 @@ public final class CallSession {
     /// the transport `sendingOn`. It joins now (a `joined` event).
     /// - Throws: ``CallSessionError`` (a second local participant, an id in use, an unknown
     ///   transport, a session already started, a source that is not mono at the send rate);
-    ///   `OpusError` or `VADError` for a rate they do not take.
+    ///   `OpusError` or `VADError` for a rate they do not take; `EchoCancellerError` when echo
+    ///   cancellation is on and the capture is not mono at the receive rate, or its settings are
+    ///   out of range.
     ///
     /// A paced source (a device, ParleyDevices' file and test sources) is read when its packet
     /// is due and returns once the packet's samples are captured.
@@ -225,7 +236,20 @@ public final class CallSession {
         guard bySSRC[send.ssrc] == nil, localVideo?.sender.ssrc != send.ssrc else { throw CallSessionError.duplicateSSRC(send.ssrc) }
         let format = try AudioFormat(sampleRate: send.sampleRate, channels: 1)
         guard source.format == format else { throw CallSessionError.localFormat(expected: format, got: source.format) }
-        let sender = try AudioSendPipeline(configuration: send)
+        var sender = try AudioSendPipeline(configuration: send)
+        var canceller: EchoCanceller?
+        if configuration.cancelsEcho {
+            guard send.sampleRate == configuration.receive.sampleRate else {
+                throw EchoCancellerError.sampleRate(configuration.receive.sampleRate)
+            }
+            var settings = configuration.echoCanceller
+            settings.sampleRate = send.sampleRate
+            canceller = try EchoCanceller(configuration: settings)
+            try sender.useEchoCanceller(canceller)
+        }
+        echo = canceller
+        playoutMix = [Int32](repeating: 0, count: canceller == nil ? 0 : configuration.receive.frameSamples)
+        playoutFrameSamples = [Int16](repeating: 0, count: playoutMix.count)
         let box = CaptureBox(source, frame: AudioFrame<Int16>(format: format, samplesPerChannel: send.packetSamples))
         if let displayName, displayName != name { displayNames[name] = displayName }
         local = SessionLocal(name: name, sender: sender, transport: transportBox) { pipeline, handle, muted, onTalk in
@@ -307,6 +331,9 @@ public final class CallSession {
 
     /// The local participant's send counters, if it has one.
     public var localStatistics: AudioSendStatistics? { local?.sender.statistics }
+
+    /// The local capture's echo canceller's counters and delay estimate, if it has one.
+    public var localEchoStatistics: EchoCancellerStatistics? { echo?.statistics }
 
     /// Marks a remote participant as ended (its signalling said it left): it leaves once its
     /// audio has played out. Unknown names are ignored.
@@ -583,6 +610,9 @@ public final class CallSession {
             }
             let name = r.name
             r.receiver.playout(at: t, sink: { pcm in
+                if self.echo != nil {
+                    for i in 0..<min(pcm.count, self.playoutMix.count) { self.playoutMix[i] += Int32(pcm[i]) }
+                }
                 self.onAudio?(name, pcm)
             }, onDecision: { d in
                 self.speaker.update(name, decision: d)
@@ -624,7 +654,18 @@ public final class CallSession {
             }
         }
         if anyLeft { prune() }
+        if let echo { feedPlayout(to: echo) }
         if let v = localVideo, v.heldCount > 0 { answerVideoFeedback(v) }
+    }
+
+    /// Hands the playout frame, as the device plays it, to the echo canceller (silence when no
+    /// one was heard), and clears the mix for the next frame.
+    private func feedPlayout(to canceller: EchoCanceller) {
+        for i in 0..<playoutMix.count {
+            playoutFrameSamples[i] = Int16(clamping: playoutMix[i])
+            playoutMix[i] = 0
+        }
+        playoutFrameSamples.withUnsafeBufferPointer { canceller.playedOut($0) }
     }
 
     /// A remote's audio has played out: its talking ends, its SSRCs are free, its final

@@ -2,6 +2,7 @@
 // its transports' roles, its counters and errors.
 
 import ParleyCodecs
+import ParleyEcho
 import ParleyJitter
 import ParleyRTP
 import ParleyVoice
@@ -47,8 +48,30 @@ public struct CallSessionConfiguration: Sendable {
     /// roles) is released when it leaves, so a call where people come and go stays the same
     /// size. Default 256.
     public var departedRemotesKept = 256
+    /// Where the client plays the remote participants' audio, which decides whether the local
+    /// microphone hears it. Default ``AudioPlayout/file``.
+    public var playout = AudioPlayout.file
+    /// Echo cancellation of the local capture against the playout (``CallSession/addLocal(id:displayName:source:configuration:sendingOn:)``):
+    /// nil (the default) turns it on exactly when ``playout`` is ``AudioPlayout/loudspeaker``;
+    /// true or false decides. It needs a mono capture at the receive rate.
+    public var echoCancellation: Bool?
+    /// The echo canceller's settings; its rate is the local capture's.
+    public var echoCanceller = EchoCancellerConfiguration()
 
     public init() {}
+
+    /// Whether the local capture goes through an echo canceller.
+    public var cancelsEcho: Bool { echoCancellation ?? (playout == .loudspeaker) }
+}
+
+/// Where a call's received audio is played.
+public enum AudioPlayout: Sendable, Hashable {
+    /// A loudspeaker the local microphone hears (a laptop without a headset).
+    case loudspeaker
+    /// Headphones or a headset: the microphone does not hear the playout.
+    case headset
+    /// A file, or nowhere: nothing is heard.
+    case file
 }
 
 /// A remote participant known before its first packet (from signalling: an SDP, a server's

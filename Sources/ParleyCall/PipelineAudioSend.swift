@@ -1,6 +1,7 @@
 // Audio send pipeline: capture frame -> level / VAD / talking -> Opus -> RTP -> transport.
 
 import ParleyCodecs
+import ParleyEcho
 import ParleyRTP
 import ParleyVoice
 
@@ -84,6 +85,13 @@ public struct AudioSendStatistics: Sendable, Hashable {
 /// While muted, frames are still captured and analysed (talking-while-muted events), but
 /// silence is encoded in their place, keeping the RTP timeline continuous.
 ///
+/// With an ``echoCanceller`` (``useEchoCanceller(_:)``), every frame is first cleared of the
+/// playout's echo: what is sent (and its level) is the cancelled signal, and frames the
+/// canceller finds echo only in it (the far end talking, the near end not rising above the
+/// residual echo) start no talk and carry no voice flag, while double talk does. The voice
+/// activity detector still hears the microphone: the canceller's residual suppression mutes the
+/// near end at the start of double talk, which would delay its onset.
+///
 /// No allocation per frame after `init`. Threading: `~Copyable`, one owner thread.
 public struct AudioSendPipeline: ~Copyable {
     public let configuration: AudioSendConfiguration
@@ -100,6 +108,8 @@ public struct AudioSendPipeline: ~Copyable {
     /// Frames since the last sent packet were DTX silence: the next packet starts a talkspurt.
     private var inSilenceGap = false
     private var nextReportAt: MonotonicTime?
+    /// The echo canceller the capture goes through, if any (``useEchoCanceller(_:)``).
+    public private(set) var echoCanceller: EchoCanceller?
     /// Capture-clock drift against the monotonic clock.
     public private(set) var drift: DriftEstimator
     public private(set) var statistics = AudioSendStatistics()
@@ -132,6 +142,25 @@ public struct AudioSendPipeline: ~Copyable {
         self.ntpOffset = ntpOffset
     }
 
+    /// Puts `canceller` (nil: none) in front of the analysis and the encoder. Feed it what the
+    /// playout sends to the device (``EchoCanceller/playedOut(_:)``).
+    /// - Throws: ``EchoCancellerError/sampleRate(_:)`` when its rate is not the capture's, and
+    ///   ``EchoCancellerError/frameSize(expectedMultipleOf:got:)`` when a packet is not whole
+    ///   10 ms frames of one channel; the pipeline is unchanged then.
+    public mutating func useEchoCanceller(_ canceller: EchoCanceller?) throws(EchoCancellerError) {
+        if let canceller {
+            guard canceller.configuration.sampleRate == configuration.sampleRate else {
+                throw .sampleRate(canceller.configuration.sampleRate)
+            }
+            let samples = configuration.packetSamples * configuration.channels
+            guard configuration.channels == 1, samples % canceller.frameSamples == 0,
+                  samples / canceller.frameSamples <= EchoCanceller.maximumFrames else {
+                throw .frameSize(expectedMultipleOf: canceller.frameSamples, got: samples)
+            }
+        }
+        echoCanceller = canceller
+    }
+
     /// Whether the local VAD says the participant is talking (muted or not).
     public var isTalking: Bool { talk.isTalking }
 
@@ -153,21 +182,30 @@ public struct AudioSendPipeline: ~Copyable {
         drift.observe(sample: sampleIndex, capturedAt: captureTime)
         sampleIndex += Int64(c.packetSamples)
         if muted { statistics.mutedFrames += 1 }
+        // The packet's size was checked against the canceller when it was put in.
+        let heard = frame
+        let frame = echoCanceller.flatMap { try? $0.process(frame) } ?? frame
+        let echo = echoCanceller
 
-        // Level and voice activity of what the microphone hears.
-        for i in 0..<c.packetSamples { floats[i] = Float(frame[i * c.channels]) * (1.0 / 32768.0) }
+        // Voice activity of what the microphone hears (the cancelled signal's residual
+        // suppression mutes the near end at the start of double talk; whether a frame may start
+        // a talk is the canceller's verdict on the cancelled signal); the level of what is sent.
+        for i in 0..<c.packetSamples { floats[i] = Float(heard[i * c.channels]) * (1.0 / 32768.0) }
         var probabilitySum: Float = 0
         var snrSum: Float = 0
         var decisions = 0
         var wasTalking = false
+        var echoOnlyFrames = 0
         var talkEvent: TalkEvent?
         floats.withUnsafeBufferPointer { f in
             vad.process(f) { d in
                 wasTalking = wasTalking || talk.isTalking
                 probabilitySum += d.probability
                 snrSum += d.evidence.snrDb
+                let echoOnly = echo?.isEchoOnly(frame: decisions) ?? false
+                if echoOnly { echoOnlyFrames += 1 }
                 decisions += 1
-                if let e = talk.process(d, muted: muted) { talkEvent = e }
+                if let e = talk.process(d, muted: muted, echoOnly: echoOnly) { talkEvent = e }
             }
         }
         // The V bit is the talking detector's view of the packet (means over its frames): inside
@@ -181,7 +219,7 @@ public struct AudioSendPipeline: ~Copyable {
             let t = talk.configuration
             let snr = snrSum / Float(decisions)
             voiced = wasTalking ? p >= t.offThreshold && snr >= t.holdMinimumSNR
-                                : p >= vad.configuration.threshold && snr >= t.onsetMinimumSNR
+                                : p >= vad.configuration.threshold && snr >= t.onsetMinimumSNR && echoOnlyFrames < decisions
         }
         if let e = talkEvent { onTalk(e) }
         let level = muted ? AudioLevel(level: 127, voiceActivity: false)

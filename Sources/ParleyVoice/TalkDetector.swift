@@ -196,16 +196,22 @@ public struct TalkDetector: Sendable {
     }
 
     /// Feeds the next frame's decision; returns an event when the talking state changes.
-    public mutating func process(_ d: VADDecision, muted: Bool = false) -> TalkEvent? {
+    ///
+    /// `echoOnly` says that the frame is the far end's echo and nothing of the participant's
+    /// own (an echo canceller's verdict for a capture while the far end talks and the near end
+    /// does not): such a frame counts as silence towards an onset, so residual echo never
+    /// starts a talk, while a talk already going is held as usual. Double talk (the near end
+    /// over the far end) is not echo only and starts a talk.
+    public mutating func process(_ d: VADDecision, muted: Bool = false, echoOnly: Bool = false) -> TalkEvent? {
         let c = configuration
         let frameEnd = d.time + VoiceActivityDetector.frameDuration
-        let speech = d.probability >= c.onThreshold
+        let speech = d.probability >= c.onThreshold && (isTalking || !echoOnly)
         history = (history << 1) | (speech ? 1 : 0)
         let sinceSpeech = history == 0 ? Int.max / 2 : history.trailingZeroBitCount   // frames ago, 0 = this one
         let bridged = Double(sinceSpeech) * VoiceActivityDetector.frameDuration <= c.onsetRiseBridge + 1e-9
         let unlikely = d.probability < c.onsetRiseFloor && !bridged
         low = (low << 1) | (unlikely || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)
-        probabilities.push(d.probability, window: c.onsetWindow)
+        probabilities.push(echoOnly && !isTalking ? 0 : d.probability, window: c.onsetWindow)
         snrMean += 0.2 * (min(max(d.evidence.snrDb, 0), 60) - snrMean)
         if !isTalking {
             let mask: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1

@@ -8,6 +8,7 @@ let commands: [Command] = [
     detectCommand,
     reportCommand,
     roomCommand,
+    echoCommand,
     netsimCommand,
     callCommand,
     joinCommand,

@@ -1,0 +1,391 @@
+// Acoustic echo cancellation of a capture stream against what the playout sent to the device:
+// WebRTC's AEC (libwebrtc-audio-processing 0.3: a partitioned frequency-domain adaptive filter
+// and its non-linear residual echo suppression), a far-end reference ring fed from the playout,
+// a bulk-delay estimator that follows drift, and the far-end / double-talk state a talk
+// detector needs.
+
+import CWebRTCAudioProcessing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Settings of an ``EchoCanceller``.
+public struct EchoCancellerConfiguration: Sendable, Hashable {
+    /// Rate of both streams, Hz: 8 or 16 kHz. Default 16 kHz.
+    public var sampleRate = 16_000
+    /// Longest bulk delay from the playout to the capture the delay estimator searches, ms.
+    /// Default 500 ms (device buffers and the room's direct path).
+    public var maximumDelayMs = 500
+
+    /// The defaults described on each property.
+    public init() {}
+
+    /// Samples in one 10 ms frame.
+    public var frameSamples: Int { sampleRate / 100 }
+
+    /// Checks the values.
+    /// - Throws: ``EchoCancellerError`` naming the first value out of range.
+    public func validate() throws(EchoCancellerError) {
+        guard [8_000, 16_000].contains(sampleRate) else { throw .sampleRate(sampleRate) }
+        guard (0...2_000).contains(maximumDelayMs) else { throw .maximumDelay(maximumDelayMs) }
+    }
+}
+
+/// Why an ``EchoCanceller`` could not be made or used.
+public enum EchoCancellerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The rate is not 8 or 16 kHz.
+    case sampleRate(Int)
+    /// ``EchoCancellerConfiguration/maximumDelayMs`` is outside 0...2000.
+    case maximumDelay(Int)
+    /// The AEC could not be created or initialised.
+    case aecState
+    /// A capture block that is not 1...``EchoCanceller/maximumFrames`` whole 10 ms frames.
+    case frameSize(expectedMultipleOf: Int, got: Int)
+
+    public var description: String {
+        switch self {
+        case .sampleRate(let r): "echo cancellation runs at 8 or 16 kHz, not \(r) Hz"
+        case .maximumDelay(let d): "the maximum echo delay \(d) ms is outside 0...2000 ms"
+        case .aecState: "the WebRTC AEC could not be created"
+        case let .frameSize(n, got): "capture frames are whole 10 ms frames (multiples of \(n) samples), not \(got) samples"
+        }
+    }
+}
+
+/// Counters and estimates of an ``EchoCanceller``.
+public struct EchoCancellerStatistics: Sendable, Hashable {
+    /// 10 ms capture frames processed.
+    public var framesProcessed = 0
+    /// Samples the playout reported (``EchoCanceller/playedOut(_:)``).
+    public var samplesPlayed: Int64 = 0
+    /// Frames during which the far end was active (its echo may be in the capture).
+    public var farEndFrames = 0
+    /// Frames judged echo only (far end active, near end not).
+    public var echoOnlyFrames = 0
+    /// The last bulk delay the estimator measured from the played stream to the capture, ms
+    /// (nil before its first confident estimate).
+    public var estimatedDelayMs: Double?
+    /// How far back from the aligned played stream the reference handed to the AEC is taken, ms.
+    public var filterOffsetMs = 0.0
+    /// Times the reference was moved to follow the delay.
+    public var realignments = 0
+    public init() {}
+}
+
+/// Cancels the echo of a loudspeaker in a microphone's capture.
+///
+/// Feed it, on one thread, exactly the samples the playout sends to the device
+/// (``playedOut(_:)``, any block size) and the capture in whole 10 ms frames
+/// (``process(_:)``). The two streams run on different clocks and the device buffers delay
+/// the played audio by an unknown amount: the capture is aligned to the played stream by a
+/// bulk-delay estimator (normalised cross-correlation of 5 ms amplitude envelopes over the last
+/// 2 s, every 250 ms, searching 0...``EchoCancellerConfiguration/maximumDelayMs``), and the
+/// reference handed to the AEC is moved (to 32 ms before the direct path) only when the echo's
+/// direct path comes before it or more than 120 ms after it, so that drift of a few hundred ppm
+/// is followed without the filter starting over (the AEC's own delay-agnostic estimator and
+/// extended filter take the rest). WebRTC's AEC removes the linear echo and suppresses what is
+/// left.
+///
+/// Each frame also says whether it is **echo only** (``isEchoOnly(frame:)``): the far end was
+/// active (its loudest frame whose echo may be arriving, held with a room's decay, above
+/// -50 dBov) and the cancelled signal did not rise 20 dB above the residual echo that the far
+/// end's level predicts (a tracked residual-to-far ratio, falling fast and rising at most
+/// 20 dB/s), or the microphone's level did not rise 2 dB above the echo it predicts (the same
+/// tracking).
+/// Near-end speech over the far end (double talk) rises above it; residual echo does not.
+///
+/// No allocation after `init`. Threading: one thread at a time.
+public final class EchoCanceller {
+    public let configuration: EchoCancellerConfiguration
+    /// Samples in one 10 ms frame.
+    public let frameSamples: Int
+    public private(set) var statistics = EchoCancellerStatistics()
+
+    private let aec: UnsafeMutableRawPointer
+    /// Played samples by absolute index (& ringMask).
+    private let ring: UnsafeMutableBufferPointer<Int16>
+    private let ringMask: Int
+    private var played: Int64 = 0
+    /// Capture samples processed.
+    private var captured: Int64 = 0
+    /// Played index aligned with capture index 0 (nil before the first capture).
+    private var base: Int64?
+    /// How far back from the aligned played index the reference is taken, samples.
+    private var offset = 0
+    private let reference: UnsafeMutableBufferPointer<Float>
+    private let near: UnsafeMutableBufferPointer<Float>
+    private let cancelled: UnsafeMutableBufferPointer<Float>
+    private let output: UnsafeMutableBufferPointer<Int16>
+    private let echoOnly: UnsafeMutableBufferPointer<Bool>
+    private var echoOnlyCount = 0
+
+    // Envelopes: 5 ms blocks.
+    private let blockSamples: Int
+    private let refEnvelope: UnsafeMutableBufferPointer<Float>
+    private let refEnvelopeMask: Int
+    private var refBlockEnergy: Float = 0
+    private var refBlockFill = 0
+    private let micEnvelope: UnsafeMutableBufferPointer<Float>
+    private let micRefBlock: UnsafeMutableBufferPointer<Int64>
+    private var micBlocks: Int64 = 0
+    private var micBlockEnergy: Float = 0
+    private var micBlockFill = 0
+    private let windowBlocks = 400
+    private let maxLagBlocks: Int
+    private let correlation: UnsafeMutableBufferPointer<Float>
+    private var candidate: Int?
+
+    // Far-end and double-talk state, dB.
+    private var farLevelDb: Float = -120
+    /// The reference's level of the last 64 frames (dB), by frame (& 63).
+    private let farHistory: UnsafeMutableBufferPointer<Float>
+    private var residualRatioDb: Float = 0
+    private var echoRatioDb: Float = 0
+    private let farDecayDbPerFrame: Float
+
+    /// A canceller with `configuration`.
+    /// - Throws: ``EchoCancellerError`` for a value out of range or an AEC that could not be made.
+    public init(configuration: EchoCancellerConfiguration = .init()) throws(EchoCancellerError) {
+        try configuration.validate()
+        self.configuration = configuration
+        let rate = configuration.sampleRate
+        frameSamples = rate / 100
+        guard let a = WebRtcAec_Create() else { throw .aecState }
+        guard WebRtcAec_Init(a, Int32(rate), Int32(rate)) == 0, let core = WebRtcAec_aec_core(a) else {
+            WebRtcAec_Free(a)
+            throw .aecState
+        }
+        WebRtcAec_enable_delay_agnostic(core, 1)
+        WebRtcAec_enable_extended_filter(core, 1)
+        aec = a
+
+        let span = rate * (configuration.maximumDelayMs + 1_500) / 1000
+        var size = 1
+        while size < span { size <<= 1 }
+        ring = .allocate(capacity: size)
+        ring.initialize(repeating: 0)
+        ringMask = size - 1
+        reference = .allocate(capacity: frameSamples)
+        reference.initialize(repeating: 0)
+        near = .allocate(capacity: frameSamples)
+        near.initialize(repeating: 0)
+        cancelled = .allocate(capacity: frameSamples)
+        cancelled.initialize(repeating: 0)
+        output = .allocate(capacity: frameSamples * Self.maximumFrames)
+        output.initialize(repeating: 0)
+        echoOnly = .allocate(capacity: Self.maximumFrames)
+        echoOnly.initialize(repeating: false)
+
+        blockSamples = rate / 200
+        maxLagBlocks = configuration.maximumDelayMs / 5
+        var envelopeSize = 1
+        while envelopeSize < windowBlocks + maxLagBlocks + 800 { envelopeSize <<= 1 }
+        refEnvelope = .allocate(capacity: envelopeSize)
+        refEnvelope.initialize(repeating: 0)
+        refEnvelopeMask = envelopeSize - 1
+        micEnvelope = .allocate(capacity: windowBlocks)
+        micEnvelope.initialize(repeating: 0)
+        micRefBlock = .allocate(capacity: windowBlocks)
+        micRefBlock.initialize(repeating: 0)
+        farHistory = .allocate(capacity: 64)
+        farHistory.initialize(repeating: -120)
+        correlation = .allocate(capacity: maxLagBlocks + 1)
+        correlation.initialize(repeating: 0)
+        farDecayDbPerFrame = 60 / Float(Self.echoTailMs) * 10
+    }
+
+    deinit {
+        WebRtcAec_Free(aec)
+        ring.deallocate(); reference.deallocate(); near.deallocate(); cancelled.deallocate(); echoOnly.deallocate(); output.deallocate()
+        refEnvelope.deallocate(); micEnvelope.deallocate(); micRefBlock.deallocate(); correlation.deallocate(); farHistory.deallocate()
+    }
+
+    /// Takes samples the playout has just sent to the device (the mix the loudspeaker plays).
+    public func playedOut(_ samples: UnsafeBufferPointer<Int16>) {
+        for s in samples {
+            ring[Int(played & Int64(ringMask))] = s
+            played += 1
+            let v = Float(s)
+            refBlockEnergy += v * v
+            refBlockFill += 1
+            if refBlockFill == blockSamples {
+                let block = played / Int64(blockSamples) - 1
+                refEnvelope[Int(block & Int64(refEnvelopeMask))] = (refBlockEnergy / Float(blockSamples)).squareRoot()
+                refBlockEnergy = 0
+                refBlockFill = 0
+            }
+        }
+        statistics.samplesPlayed = played
+    }
+
+    /// Most 10 ms frames one ``process(_:)`` call takes (120 ms, the longest Opus packet).
+    public static let maximumFrames = 12
+
+    /// Cancels the echo in `captured` (1...``maximumFrames`` whole 10 ms frames); returns the
+    /// cancelled samples, which stay valid until the next call.
+    /// - Throws: ``EchoCancellerError/frameSize(expectedMultipleOf:got:)``; nothing is processed then.
+    public func process(_ captured: UnsafeBufferPointer<Int16>) throws(EchoCancellerError) -> UnsafeBufferPointer<Int16> {
+        let n = frameSamples
+        guard captured.count % n == 0, captured.count > 0, captured.count / n <= Self.maximumFrames else {
+            throw .frameSize(expectedMultipleOf: n, got: captured.count)
+        }
+        // The first block's end is aligned with the newest played sample.
+        if base == nil { base = played - Int64(captured.count) }
+        echoOnlyCount = captured.count / n
+        for f in 0..<echoOnlyCount {
+            let input = UnsafeBufferPointer(rebasing: captured[(f * n)..<((f + 1) * n)])
+            observeMicrophone(input)
+            // The reference the filter's window starts at: the played samples aligned with this
+            // frame, `offset` earlier; samples not played yet are silence.
+            let start = self.captured + base! - Int64(offset)
+            var refEnergy: Float = 0, micEnergy: Float = 0
+            for i in 0..<n {
+                let k = start + Int64(i)
+                let v: Int16 = k >= 0 && k < played && played - k <= Int64(ringMask) ? ring[Int(k & Int64(ringMask))] : 0
+                reference[i] = Float(v)
+                refEnergy += Float(v) * Float(v)
+                near[i] = Float(input[i])
+                micEnergy += near[i] * near[i]
+            }
+            let out = UnsafeMutableBufferPointer(rebasing: output[(f * n)..<((f + 1) * n)])
+            _ = WebRtcAec_BufferFarend(aec, reference.baseAddress, n)
+            var outEnergy: Float = 0
+            if parley_webrtc_aec_process(aec, near.baseAddress, cancelled.baseAddress, n) == 0 {
+                for i in 0..<n {
+                    let v = max(-32_768, min(32_767, cancelled[i].rounded()))
+                    out[i] = Int16(v)
+                    outEnergy += v * v
+                }
+            } else {
+                for i in 0..<n { out[i] = input[i]; outEnergy += near[i] * near[i] }
+            }
+            echoOnly[f] = classify(referenceEnergy: refEnergy / Float(n), outputEnergy: outEnergy / Float(n),
+                                   microphoneEnergy: micEnergy / Float(n))
+            self.captured += Int64(n)
+            statistics.framesProcessed += 1
+        }
+        return UnsafeBufferPointer(rebasing: output[0..<captured.count])
+    }
+
+    /// Calls `body` with the cancelled samples of the last ``process(_:)`` call (empty before the first).
+    public func withLastOutput<R>(_ body: (UnsafeBufferPointer<Int16>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(rebasing: output[0..<(echoOnlyCount * frameSamples)]))
+    }
+
+    /// Whether frame `frame` (0-based, 10 ms each) of the last ``process(_:)`` call was echo
+    /// only: the far end active and no near-end speech above its residual echo. False for a frame
+    /// beyond the last call's.
+    public func isEchoOnly(frame: Int) -> Bool { frame >= 0 && frame < echoOnlyCount && echoOnly[frame] }
+
+    /// Whether the far end's audio (or its echo's tail) is in the capture now.
+    public var isFarEndActive: Bool { farLevelDb > Self.farActiveDb }
+
+    /// The echo's tail the far end's level is held for (60 dB of decay), ms.
+    static let echoTailMs = 600
+    /// The far end counts as active while its level, held with the tail's decay, is above this.
+    static let farActiveDb: Float = -50
+    /// Near-end speech must rise this far above the predicted residual echo.
+    static let nearMarginDb: Float = 20
+    /// ... and the microphone's level this far above the echo the far end's level predicts.
+    static let nearOverEchoDb: Float = 2
+
+    private static func db(_ meanSquare: Float) -> Float {
+        10 * log10f(max(meanSquare, 1e-3) / (32_768 * 32_768))
+    }
+
+    private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> Bool {
+        // The far end's level: the loudest reference frame whose echo may be arriving now (back
+        // to the estimated delay after the reference's start, plus 60 ms; 200 ms before an
+        // estimate), held with the decay of a room's tail.
+        let frame = statistics.framesProcessed
+        farHistory[frame & 63] = Self.db(referenceEnergy)
+        let lagMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) + 60 } ?? 200
+        var recent: Float = -120
+        for k in 0...min(63, Int(lagMs / 10)) { recent = max(recent, farHistory[(frame - k) & 63]) }
+        farLevelDb = max(recent, farLevelDb - farDecayDbPerFrame)
+        guard isFarEndActive else { return false }
+        statistics.farEndFrames += 1
+        let ratio = Self.db(outputEnergy) - farLevelDb
+        let micRatio = Self.db(microphoneEnergy) - farLevelDb
+        // Near-end speech rises above the residual echo in the cancelled signal and above the
+        // echo in the microphone (a leak of the residual suppression does neither).
+        let near = ratio > residualRatioDb + Self.nearMarginDb && micRatio > echoRatioDb + Self.nearOverEchoDb
+        echoRatioDb = micRatio < echoRatioDb ? echoRatioDb + 0.5 * (micRatio - echoRatioDb)
+                                             : echoRatioDb + min(micRatio - echoRatioDb, 0.2)
+        // The residual-to-far ratio: follows down at once, up by at most 0.2 dB a frame, so a
+        // changed echo path is learnt within a second or two and a near-end turn is not.
+        residualRatioDb = ratio < residualRatioDb ? residualRatioDb + 0.5 * (ratio - residualRatioDb)
+                                                  : residualRatioDb + min(ratio - residualRatioDb, 0.2)
+        if !near { statistics.echoOnlyFrames += 1 }
+        return !near
+    }
+
+    /// Adds one frame of the raw capture to the envelopes; estimates the delay every 250 ms.
+    private func observeMicrophone(_ input: UnsafeBufferPointer<Int16>) {
+        for (i, s) in input.enumerated() {
+            let v = Float(s)
+            micBlockEnergy += v * v
+            micBlockFill += 1
+            guard micBlockFill == blockSamples else { continue }
+            let slot = Int(micBlocks % Int64(windowBlocks))
+            micEnvelope[slot] = (micBlockEnergy / Float(blockSamples)).squareRoot()
+            // The played block aligned with this capture block's start.
+            let start = captured + base! + Int64(i + 1 - blockSamples)
+            micRefBlock[slot] = start >= 0 ? start / Int64(blockSamples) : -1
+            micBlocks += 1
+            micBlockEnergy = 0
+            micBlockFill = 0
+            if micBlocks >= Int64(windowBlocks), micBlocks % 50 == 0 { estimateDelay() }
+        }
+    }
+
+    /// Cross-correlates the capture's envelope with the played one over the window; moves the
+    /// filter's window when two estimates in a row agree and the direct path has left its first part.
+    private func estimateDelay() {
+        let w = windowBlocks
+        var micMean: Float = 0
+        for i in 0..<w { micMean += micEnvelope[i] }
+        micMean /= Float(w)
+        var micVar: Float = 0
+        for i in 0..<w { let d = micEnvelope[i] - micMean; micVar += d * d }
+        guard micVar > 0 else { return }
+        let newestRef = played / Int64(blockSamples) - 1
+        var best = -1
+        var bestValue: Float = 0
+        for lag in 0...maxLagBlocks {
+            var sr: Float = 0, srr: Float = 0, smr: Float = 0
+            var valid = true
+            for i in 0..<w {
+                let b = micRefBlock[i] - Int64(lag)
+                // Before the first played block and after the newest: silence.
+                if newestRef - b > Int64(refEnvelopeMask) { valid = false; break }
+                let r = b < 0 || b > newestRef ? 0 : refEnvelope[Int(b & Int64(refEnvelopeMask))]
+                sr += r; srr += r * r; smr += (micEnvelope[i] - micMean) * r
+            }
+            guard valid else { correlation[lag] = 0; continue }
+            let refVar = srr - sr * sr / Float(w)
+            guard refVar > Float(w) * 100 else { correlation[lag] = 0; continue }  // a far end of some level
+            let value = smr / (micVar * refVar).squareRoot()
+            correlation[lag] = value
+            if value > bestValue { bestValue = value; best = lag }
+        }
+        guard best >= 0, bestValue >= 0.4 else { candidate = nil; return }
+        // The rise of the peak: the earliest lag within 1 dB of it (the direct path, before the
+        // room's smear moves the peak later).
+        var direct = best
+        while direct > 0 && correlation[direct - 1] >= bestValue * 0.89 { direct -= 1 }
+        let delay = direct * blockSamples
+        statistics.estimatedDelayMs = Double(delay) * 1000 / Double(configuration.sampleRate)
+        defer { candidate = delay }
+        guard let previous = candidate, abs(previous - delay) <= 2 * blockSamples else { return }
+        let rate = configuration.sampleRate
+        let margin = rate * 32 / 1000
+        if delay < offset || delay > offset + rate * 120 / 1000 {
+            offset = max(0, delay - margin)
+            statistics.filterOffsetMs = Double(offset) * 1000 / Double(rate)
+            statistics.realignments += 1
+        }
+    }
+}
