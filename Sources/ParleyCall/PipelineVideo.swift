@@ -86,9 +86,11 @@ public struct VideoStatistics: Sendable, Hashable {
     public var targetBitrateKbps = 0
     public var lowestTargetBitrateKbps = 0
     public var roundTripMs: Double?
-    /// Sender: REMBs covering its stream taken, and the bitrate of the last one, kbit/s.
+    /// Sender: REMBs covering its stream taken, and the bitrate of the last one and of the
+    /// lowest, kbit/s (0 before the first).
     public var estimatesReceived = 0
     public var receiverEstimateKbps = 0
+    public var lowestReceiverEstimateKbps = 0
     public init() {}
 
     /// Copies the sender's counters (capture, encoding, sending, feedback answered) from
@@ -119,6 +121,7 @@ public struct VideoStatistics: Sendable, Hashable {
         roundTripMs = sent.roundTripMs
         estimatesReceived = sent.estimatesReceived
         receiverEstimateKbps = sent.receiverEstimateKbps
+        lowestReceiverEstimateKbps = sent.lowestReceiverEstimateKbps
     }
 }
 
@@ -374,6 +377,8 @@ public struct VideoSendPipeline: ~Copyable {
             statistics.estimatesReceived += 1
             let kbps = Double(estimate) / 1000
             statistics.receiverEstimateKbps = Int(min(kbps, 1e9))
+            statistics.lowestReceiverEstimateKbps = statistics.estimatesReceived == 1
+                ? statistics.receiverEstimateKbps : min(statistics.lowestReceiverEstimateKbps, statistics.receiverEstimateKbps)
             if feedback.adaptsBitrate {
                 receiverEstimate = kbps
                 bitrate = min(bitrate, kbps)

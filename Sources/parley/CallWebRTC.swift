@@ -202,7 +202,8 @@ func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, ou
     if received != nil || session.localVideoStatistics != nil {
         print("remb: sent \(received?.estimatesSent ?? 0) (last \(received?.receiveEstimateKbps ?? 0) kbit/s), "
               + "received \(session.localVideoStatistics?.estimatesReceived ?? 0) "
-              + "(last \(session.localVideoStatistics?.receiverEstimateKbps ?? 0) kbit/s)")
+              + "(last \(session.localVideoStatistics?.receiverEstimateKbps ?? 0) kbit/s, "
+              + "lowest \(session.localVideoStatistics?.lowestReceiverEstimateKbps ?? 0))")
     }
     if let out = videoOutput, !outputs.wrotePictures { printError("parley call: no video was received; \(out) was not written") }
     if let out = videoOutput, outputs.picturesOfOtherSize > 0 {

@@ -188,4 +188,45 @@ struct BrowserCallTests {
         print(parley.output.split(separator: "\n").filter { $0.hasPrefix("video") || $0.hasPrefix("sent") || $0.hasPrefix("received") }
             .joined(separator: "\n"))
     }
+
+    /// On a narrow path (the namespace's loopback shaped to 300 kbit/s by a token bucket, for
+    /// everything: both videos, both voices), Parley's VP8 goes down from its 300 kbit/s
+    /// under the page's REMBs and its reports' loss, and the call goes on to the page's DELETE.
+    @Test func parleysVideoGoesDownOnANarrowPath() async throws {
+        let dir = try interopDirectory("browser-call-narrow")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let files = try detectConversationFiles()
+        let voice = try #require(files.first { $0.lastPathComponent == "armelle.wav" })
+        let videoURL = voice.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("video/sample.y4m")
+        let address = try #require(NetworkNamespace.address)
+        func tc(_ arguments: [String]) throws -> Int32 {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/sbin/tc")
+            p.arguments = arguments
+            try p.run()
+            p.waitUntilExit()
+            return p.terminationStatus
+        }
+        try #require(try tc(["qdisc", "add", "dev", "lo", "root", "tbf", "rate", "300kbit", "burst", "16kb", "latency", "300ms"]) == 0)
+        defer { _ = try? tc(["qdisc", "del", "dev", "lo", "root"]) }
+        let parley = try InteropChild(interopParleyBinary,
+                                      ["call", "--transport", "webrtc", "--listen", "8090", "--ice-address", address, "--name", "parley",
+                                       "--audio", voice.path, "--video", videoURL.path, "--output", "heard.wav", "--no-tui", "--timeout", "5"],
+                                      in: dir, name: "call-parley")
+        let started = ContinuousClock.now
+        while !parley.output.contains("waiting for an offer"), !parley.hasExited, ContinuousClock.now - started < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let browser = try BrowserPeer(page: Self.page(endpoint: "http://\(address):8090/call", hangUp: 20), audio: voice)
+        defer { browser.stop() }
+        let deleted = await browser.waitFor("deleted", seconds: 60)
+        let status = parley.wait(seconds: 20)
+        browser.stop()
+        #expect(deleted?.fields["status"] as? Int == 200 && status == 0, "\(browser.log())\n\(parley.output)")
+        let sentLine = try #require(parley.output.split(separator: "\n").first { $0.hasPrefix("video sent:") }, "\(parley.output)")
+        let lowest = try #require(sentLine.split(separator: "(lowest ").last.flatMap { Int($0.prefix { $0.isNumber }) })
+        let rembLine = parley.output.split(separator: "\n").first { $0.hasPrefix("remb:") } ?? ""
+        #expect(lowest <= 200 && rembLine.contains("received") && !rembLine.contains("received 0 "), "\(parley.output)")
+        print("parley call, 300 kbit/s path: \(sentLine.split(separator: ";").last ?? "") ; \(rembLine)")
+    }
 }

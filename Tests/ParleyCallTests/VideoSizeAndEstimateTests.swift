@@ -119,6 +119,7 @@ private func report(about ssrc: UInt32, fractionLost: UInt8) throws -> [UInt8] {
     try remb(5_000, about: 0x77).withUnsafeBytes { sender.receiveFeedback($0, at: t, over: &out) }
     try report(about: 0x77, fractionLost: 0).withUnsafeBytes { sender.receiveFeedback($0, at: t, over: &out) }
     #expect(sender.statistics.targetBitrateKbps == 54 && sender.statistics.receiverEstimateKbps == 5_000)
+    #expect(sender.statistics.lowestReceiverEstimateKbps == 20 && sender.statistics.estimatesReceived == 3)
     #expect(sender.statistics.feedbackMalformed == 0)
 }
 
