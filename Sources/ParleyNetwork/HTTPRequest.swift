@@ -33,6 +33,7 @@ public enum HTTPRequestError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// What is wrong, in a line for the peer.
     public var description: String {
         switch self {
         case .malformedRequestLine: "the request line is not 'METHOD TARGET HTTP/1.1'"
@@ -62,9 +63,12 @@ public struct HTTPRequestLimits: Sendable, Hashable {
 
 /// One header field: its name as sent and its value without surrounding whitespace.
 public struct HTTPHeaderField: Sendable, Hashable {
+    /// The field name (a token; compared without case).
     public var name: String
+    /// The field value, without leading and trailing spaces and tabs.
     public var value: String
 
+    /// A field `name: value`.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -79,9 +83,12 @@ public struct HTTPRequest: Sendable, Hashable {
     public var target: String
     /// `1.0` or `1.1`.
     public var version: String
+    /// The header fields, in order.
     public var headers: [HTTPHeaderField]
+    /// The body: Content-Length bytes (none without it).
     public var body: [UInt8]
 
+    /// A request of these parts.
     public init(method: String, target: String, version: String = "1.1", headers: [HTTPHeaderField] = [], body: [UInt8] = []) {
         self.method = method
         self.target = target
@@ -222,10 +229,14 @@ public struct HTTPRequest: Sendable, Hashable {
 
 /// An HTTP/1.1 response: status, headers, body.
 public struct HTTPResponse: Sendable, Hashable {
+    /// The status code (200, 201, 404, ...).
     public var status: Int
+    /// The header fields; Content-Length and Connection are added when it is serialized.
     public var headers: [HTTPHeaderField]
+    /// The body.
     public var body: [UInt8]
 
+    /// A response of these parts.
     public init(status: Int, headers: [HTTPHeaderField] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers

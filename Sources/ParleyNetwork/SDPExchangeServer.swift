@@ -11,26 +11,33 @@ import Glibc
 public struct SDPExchangeServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call that failed, with its argument (`socket`, `bind 0.0.0.0:8080`, `listen`).
     public var operation: String
+    /// Why: the call's errno.
     public var errno: Errno
 
+    /// The error for `operation` failing with `errno`.
     public init(operation: String, errno: Errno) {
         self.operation = operation
         self.errno = errno
     }
 
+    /// `OPERATION: MESSAGE (errno N)`.
     public var description: String { "\(operation): \(errno) (errno \(errno.rawValue))" }
 }
 
 /// Why an offer was not answered: the status (4xx or 5xx) and a message for the peer.
 public struct SDPExchangeRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The response's status.
     public var status: Int
+    /// The response's body: one line for the peer.
     public var message: String
 
+    /// A refusal with `status` and `message`.
     public init(status: Int, message: String) {
         self.status = status
         self.message = message
     }
 
+    /// `STATUS: MESSAGE`.
     public var description: String { "\(status): \(message)" }
 }
 
@@ -69,6 +76,7 @@ public struct SDPExchangeServer: ~Copyable {
     public let port: UInt16
     /// The endpoint's path (`/call`).
     public let path: String
+    /// The bounds on a request.
     public let limits: HTTPRequestLimits
     /// Seconds a connection has to deliver its whole request. Default 5.
     public var requestTimeout = 5.0

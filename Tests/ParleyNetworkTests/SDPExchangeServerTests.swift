@@ -89,15 +89,14 @@ private final class Client {
         var headers: [String: String] = [:]
         for l in lines.dropFirst() {
             let kv = l.split(separator: ":", maxSplits: 1)
-            if kv.count == 2 { headers[kv[0].lowercased()] = kv[1].trimmingCharacters(in: " ") }
+            if kv.count == 2 { headers[kv[0].lowercased()] = trimmed(kv[1]) }
         }
         return (status, headers, parts.count > 1 ? String(parts[1]) : "")
     }
 }
 
-private extension Substring {
-    func trimmingCharacters(in set: Character) -> String { String(drop { $0 == set }.reversed().drop { $0 == set }.reversed()) }
-}
+/// `text` without leading and trailing spaces.
+private func trimmed(_ text: Substring) -> String { String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
 
 struct SDPExchangeServerTests {
     /// Sends `request` (and closes the sending side), polls the server until it answered, and
