@@ -75,7 +75,7 @@ public struct RemoteParticipant: Sendable, Hashable {
 public struct RemoteVideo: Sendable, Hashable {
     public var ssrc: UInt32
     /// Picture size, when signalling announced it (it sizes the first pictures); nil: the first
-    /// keyframe's header gives it. Each keyframe's header sets it in any case.
+    /// keyframe's header gives it. The pictures take each keyframe's size in any case.
     public var width: Int?
     public var height: Int?
     /// RTP payload type. Default 96.
