@@ -81,7 +81,9 @@ let callCommand = Command(
                                 ALSA's "default" device
           --video-output FILE.y4m
                                 write the peer's video as shown (its decoded pictures, in sync
-                                with its audio); without it the video is decoded and counted only
+                                with its audio, at the size of the first; pictures of another
+                                size are counted, not written); without it the video is decoded
+                                and counted only
           --events FILE.jsonl   write the call's events as JSON lines, as 'parley room' does
           --no-tui              plain text: one line per event, instead of the live grid
           --timeout S           seconds without a packet before the peer counts as gone
