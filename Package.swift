@@ -9,7 +9,8 @@
 //   RTP (packets, RTCP, payloads, the RTP/RTCP classifier), Voice (VAD, talk and active
 //       speaker detection): on Core only. Jitter (jitter buffer, VP8 assembly): Core and RTP.
 //   SDP (session descriptions, the RTP call's offers, WebRTC's JSEP offers and answers): on RTP.
-//   Network: the packet-transport seam and UDP; Core and RTP.
+//   Network: the packet-transport seam, UDP, and the HTTP endpoint where a browser posts its
+//       WebRTC offer (WHIP style); Core and RTP.
 //   C wrappers: Codecs (Opus, VPX), Media (files, libsndfile), Devices (ALSA, V4L2, test
 //       sources; on Media), SRTP (libsrtp2, SDES keys from SDP, and the SRTP transport over any
 //       Network transport), ICE (libnice's agent for WebRTC transports; on SDP), DTLS (OpenSSL's
@@ -166,7 +167,8 @@ let package = Package(
         // MARK: Front ends: argument parsing and output formats only.
         .executableTarget(name: "parley",
                           dependencies: ["ParleyCore", "ParleyCodecs", "ParleyMedia", "ParleyDevices",
-                                         "ParleyRTP", "ParleySDP", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDetect", "ParleyCall",
+                                         "ParleyRTP", "ParleySDP", "ParleyNetwork", "ParleyJitter", "ParleyVoice", "ParleySRTP", "ParleyDTLS",
+                                         "ParleyWebRTC", "ParleyDetect", "ParleyCall",
                                          "ParleySimulation", "ParleyJanus", "ParleyRooms", "ParleyEcho"],
                           swiftSettings: swiftSettings),
 
@@ -202,6 +204,7 @@ let package = Package(
         .testTarget(name: "ParleyMediaTests", dependencies: ["ParleyMedia"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyDevicesTests", dependencies: ["ParleyDevices", "ParleyMedia", "CV4L2"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyRTPTests", dependencies: ["ParleyRTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyNetworkTests", dependencies: ["ParleyNetwork"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySDPTests", dependencies: ["ParleySDP", "ParleySRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleySRTPTests", dependencies: ["ParleySRTP", "ParleyRTP"], swiftSettings: swiftSettings),
         .testTarget(name: "ParleyICETests", dependencies: ["ParleyICE", "ParleySDP", "ParleyCore"], swiftSettings: swiftSettings),

@@ -485,7 +485,7 @@ public final class CallSession {
     }
 
     /// What an RTCP datagram (compound or reduced-size) holds for the demultiplexer: feedback
-    /// about `ssrc` (a feedback message whose media SSRC it is, or a report block about it), and
+    /// about `ssrc` (a feedback message whose media SSRC it is, a report block or a REMB about it), and
     /// a BYE. Nil for a malformed datagram.
     static func inspect(_ bytes: UnsafeRawBufferPointer, feedbackAbout ssrc: UInt32?) -> (feedback: Bool, bye: Bool)? {
         var feedback = false, bye = false
@@ -495,6 +495,7 @@ public final class CallSession {
                 guard let ssrc, !feedback else { return }
                 if view.mediaSSRC == ssrc { feedback = true }
                 view.forEachReportBlock { block in if block.ssrc == ssrc { feedback = true } }
+                view.forEachREMBSSRC { if $0 == ssrc { feedback = true } }
             }
         } catch {
             return nil

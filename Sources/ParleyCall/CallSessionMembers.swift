@@ -98,7 +98,11 @@ final class SessionRemoteVideo {
 
     init(_ v: RemoteVideo) throws(VPXError) {
         ssrc = v.ssrc
-        receiver = try VideoReceivePipeline(width: v.width, height: v.height, payloadType: v.payloadType, feedback: v.feedback)
+        if let width = v.width, let height = v.height {
+            receiver = try VideoReceivePipeline(width: width, height: height, payloadType: v.payloadType, feedback: v.feedback)
+        } else {
+            receiver = try VideoReceivePipeline(payloadType: v.payloadType, feedback: v.feedback)
+        }
         if let origin = v.senderTimestampOrigin {
             var mapping = RTPTimeMapping(positiveClockRate: receiver.sync.video.clockRate)
             mapping.assume(rtpTimestamp: origin, atSenderSeconds: 0)

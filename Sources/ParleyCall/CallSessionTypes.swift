@@ -97,9 +97,10 @@ public struct RemoteParticipant: Sendable, Hashable {
 /// A remote participant's VP8 video stream.
 public struct RemoteVideo: Sendable, Hashable {
     public var ssrc: UInt32
-    /// Picture size.
-    public var width: Int
-    public var height: Int
+    /// Picture size, when signalling announced it (it sizes the first pictures); nil: the first
+    /// keyframe's header gives it. The pictures take each keyframe's size in any case.
+    public var width: Int?
+    public var height: Int?
     /// RTP payload type. Default 96.
     public var payloadType: UInt8
     /// How the receiver asks for repairs and reports reception (RFC 4585 NACK and PLI, RFC 3550
@@ -117,6 +118,14 @@ public struct RemoteVideo: Sendable, Hashable {
         self.ssrc = ssrc; self.width = width; self.height = height; self.payloadType = payloadType
         self.feedback = feedback
         self.senderTimestampOrigin = senderTimestampOrigin
+    }
+
+    /// Video whose picture size signalling did not announce (a browser's): its first keyframe
+    /// gives it.
+    public init(ssrc: UInt32, payloadType: UInt8 = VP8RTP.defaultPayloadType, feedback: VideoReceiveFeedbackConfiguration = .init()) {
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+        self.feedback = feedback
     }
 }
 

@@ -1,6 +1,7 @@
 // Video pipelines: picture -> VP8 -> RTP -> transport -> frame assembly -> decode -> A/V sync,
 // with RTCP feedback (RFC 4585) back from receiver to sender: receiver reports, generic NACKs
-// answered from a send history, PLIs answered with keyframes, and loss-based bitrate control.
+// answered from a send history, PLIs answered with keyframes, loss-based bitrate control, and
+// the receiver's bandwidth estimate (REMB) both ways.
 
 import ParleyCodecs
 import ParleyJitter
@@ -40,6 +41,14 @@ public struct VideoStatistics: Sendable, Hashable {
     /// ITU-R BT.1359 detectability window.
     public var maximumAbsoluteSkewMs = 0.0
     public var framesOutsideWindow = 0
+    /// Receiver: the picture size of the last keyframe (from its VP8 frame header, RFC 6386
+    /// 9.1; 0 before the first) and the keyframes that changed it.
+    public var width = 0
+    public var height = 0
+    public var sizeChanges = 0
+    /// Receiver: REMBs sent, and the bandwidth estimate of the last one, kbit/s.
+    public var estimatesSent = 0
+    public var receiveEstimateKbps = 0
 
     /// Receiver: RTCP compound packets sent (each starts with a receiver report), of them those
     /// carrying a report block, and the generic NACKs and PLIs among them.
@@ -77,6 +86,11 @@ public struct VideoStatistics: Sendable, Hashable {
     public var targetBitrateKbps = 0
     public var lowestTargetBitrateKbps = 0
     public var roundTripMs: Double?
+    /// Sender: REMBs covering its stream taken, and the bitrate of the last one and of the
+    /// lowest, kbit/s (0 before the first).
+    public var estimatesReceived = 0
+    public var receiverEstimateKbps = 0
+    public var lowestReceiverEstimateKbps = 0
     public init() {}
 
     /// Copies the sender's counters (capture, encoding, sending, feedback answered) from
@@ -105,6 +119,9 @@ public struct VideoStatistics: Sendable, Hashable {
         targetBitrateKbps = sent.targetBitrateKbps
         lowestTargetBitrateKbps = sent.lowestTargetBitrateKbps
         roundTripMs = sent.roundTripMs
+        estimatesReceived = sent.estimatesReceived
+        receiverEstimateKbps = sent.receiverEstimateKbps
+        lowestReceiverEstimateKbps = sent.lowestReceiverEstimateKbps
     }
 }
 
@@ -121,7 +138,8 @@ public struct VideoSendFeedbackConfiguration: Sendable, Hashable {
     /// Default 0.3 s: a receiver repeating its PLI before the keyframe could arrive gets one
     /// keyframe, not several (each costs several inter frames' bits).
     public var keyframeMinimumInterval = 0.3
-    /// Whether receiver reports' fraction lost set the encoder's bitrate. Default on.
+    /// Whether receiver reports' fraction lost set the encoder's bitrate, and the receiver's
+    /// REMBs cap it. Default on.
     public var adaptsBitrate = true
     /// Floor of the adapted bitrate, kbit/s (at least 10, at most the configured bitrate).
     /// Default 50.
@@ -160,6 +178,8 @@ public struct VideoSendFeedbackConfiguration: Sendable, Hashable {
 ///   (draft-ietf-rmcat-gcc-02 6): with `loss` = fraction lost / 256, loss < 2 %: bitrate
 ///   x 1.08; 2...10 %: held; > 10 %: x (1 - 0.5 loss); always between
 ///   ``VideoSendFeedbackConfiguration/minimumBitrateKbps`` and the configured bitrate.
+/// - **REMB** (draft-alvestrand-rmcat-remb) covering this stream: the receiver's bandwidth
+///   estimate caps the loss-based bitrate (the GCC draft's A = min(As, Ar)) until the next one.
 ///
 /// Threading: `~Copyable`, one owner thread.
 public struct VideoSendPipeline: ~Copyable {
@@ -190,6 +210,8 @@ public struct VideoSendPipeline: ~Copyable {
     private let maximumBitrateKbps: Int
     private let minimumBitrateKbps: Int
     private var bitrate: Double
+    /// The receiver's last REMB, kbit/s.
+    private var receiverEstimate: Double?
 
     /// An encoder for `width`x`height` pictures at `framesPerSecond`, VP8 at `bitrateKbps` (also
     /// the ceiling of the adapted bitrate), answering feedback as `feedback` says.
@@ -302,6 +324,7 @@ public struct VideoSendPipeline: ~Copyable {
         var pictureLoss = false
         var reportLoss: UInt8?
         var reportRoundTrip: Double?
+        var estimate: UInt64?
         let arrival = NTPTimestamp(secondsSince1900: ntpOffset + now.seconds)
         var nackSequences = 0
         do throws(RTPError) {
@@ -317,6 +340,10 @@ public struct VideoSendPipeline: ~Copyable {
                     }
                 } else if view.isPictureLossIndication {
                     if view.mediaSSRC == me { pictureLoss = true }
+                } else if view.isREMB {
+                    var covers = false
+                    view.forEachREMBSSRC { if $0 == me { covers = true } }
+                    if covers { estimate = view.rembBitrate }
                 } else {
                     view.forEachReportBlock { block in
                         guard block.ssrc == me else { return }
@@ -344,6 +371,18 @@ public struct VideoSendPipeline: ~Copyable {
                 lastPictureLossKeyframe = now
                 statistics.keyframesForPictureLoss += 1
                 encoder.requestKeyframe()
+            }
+        }
+        if let estimate {
+            statistics.estimatesReceived += 1
+            let kbps = Double(estimate) / 1000
+            statistics.receiverEstimateKbps = Int(min(kbps, 1e9))
+            statistics.lowestReceiverEstimateKbps = statistics.estimatesReceived == 1
+                ? statistics.receiverEstimateKbps : min(statistics.lowestReceiverEstimateKbps, statistics.receiverEstimateKbps)
+            if feedback.adaptsBitrate {
+                receiverEstimate = kbps
+                bitrate = min(bitrate, kbps)
+                applyBitrate()
             }
         }
         if let fraction = reportLoss, feedback.adaptsBitrate { adaptBitrate(fractionLost: fraction) }
@@ -382,7 +421,13 @@ public struct VideoSendPipeline: ~Copyable {
         } else if loss > 0.10 {
             bitrate *= 1 - 0.5 * loss
         }
-        bitrate = min(Double(maximumBitrateKbps), max(Double(minimumBitrateKbps), bitrate))
+        applyBitrate()
+    }
+
+    /// Keeps the bitrate within its bounds and the receiver's estimate, and gives it to the encoder.
+    private mutating func applyBitrate() {
+        bitrate = min(Double(maximumBitrateKbps), receiverEstimate ?? .infinity, bitrate)
+        bitrate = max(Double(minimumBitrateKbps), bitrate)
         let kbps = Int(bitrate.rounded())
         guard kbps != statistics.targetBitrateKbps else { return }
         do {
@@ -432,6 +477,11 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
     public var pictureLossMinimumInterval = 0.3
     /// Interval between receiver reports with a report block, s. Default 1 s.
     public var reportInterval = 1.0
+    /// Whether each report block comes with a REMB, the receiver's estimate of the bandwidth
+    /// the sender may use (a browser's sender negotiates it as `goog-remb`). Default off.
+    public var sendsREMB = false
+    /// The most the estimate asks for, kbit/s (at least 30). Default 2000.
+    public var maximumBitrateKbps = 2_000
 
     /// The defaults described on each property.
     public init() {}
@@ -457,10 +507,22 @@ public struct VideoReceiveFeedbackConfiguration: Sendable, Hashable {
 ///   frame was lost) or decoding fails, at most every
 ///   ``VideoReceiveFeedbackConfiguration/pictureLossMinimumInterval``, until a keyframe
 ///   decodes.
+/// - a **REMB** with each report block when ``VideoReceiveFeedbackConfiguration/sendsREMB``:
+///   the estimate of what the path carries, from the rate received over the report's interval
+///   and the report's fraction lost `loss`, by the GCC draft's loss rule on the receive side:
+///   loss < 2 %: max(estimate x 1.08, 1.5 x the rate received); 2...10 %: held; > 10 %:
+///   the rate received x (1 - 0.5 loss); always between 30 kbit/s and
+///   ``VideoReceiveFeedbackConfiguration/maximumBitrateKbps`` (the first estimate is that
+///   maximum).
 /// The report's fraction lost counts a packet that arrived at least half a round trip after
 /// it was first asked for (a repair) as lost, so the sender's bitrate control sees the
 /// network's loss, not what repair left; one back sooner was only late and counts as received.
-/// Nothing is allocated per packet or per feedback packet.
+///
+/// The pictures take the size of each keyframe (its VP8 frame header, RFC 6386 9.1): the size
+/// given at creation, when signalling announced one, only sizes the first pictures, and a
+/// sender that changes its size at a keyframe is followed (``VideoStatistics/sizeChanges``).
+/// Nothing is allocated per packet or per feedback packet (the picture pool only when the size
+/// changes).
 ///
 /// Threading: `~Copyable`, one owner thread.
 public struct VideoReceivePipeline: ~Copyable {
@@ -495,12 +557,16 @@ public struct VideoReceivePipeline: ~Copyable {
     private var nackItems: [RTCPNACKItem]
     private var feedbackBuffer = [UInt8](repeating: 0, count: RTPLimits.maximumDatagramSize)
     private var waitsForRepairs = false
+    // The bandwidth estimate: bytes received since the last report block, and when that was.
+    private var bytesSinceReport = 0
+    private var lastReportBlockAt: MonotonicTime?
+    private var estimateKbps: Double?
     // Picture loss.
     private var pictureLossPending = false
     private var lastPictureLoss: MonotonicTime?
 
-    /// A receiver for `width`x`height` VP8 pictures, with a render queue of `queue` frames
-    /// (at least 1) and the given feedback settings.
+    /// A receiver whose pictures are `width`x`height` until the first keyframe gives their size,
+    /// with a render queue of `queue` frames (at least 1) and the given feedback settings.
     ///
     /// - Throws: `VPXError` `invalidParameter` for a size not within
     ///   1...`VideoFrame.maximumDimension` a side; libvpx's error if the decoder cannot start.
@@ -529,6 +595,13 @@ public struct VideoReceivePipeline: ~Copyable {
         nackItems = []
         nackItems.reserveCapacity(n)
         roundTrip = Double(clampedNanoseconds(feedback.initialRoundTrip)) / 1e9
+    }
+
+    /// A receiver of pictures whose size signalling did not announce (a browser's): the first
+    /// keyframe's header gives it.
+    public init(payloadType: UInt8 = VP8RTP.defaultPayloadType, queue: Int = 4,
+                feedback: VideoReceiveFeedbackConfiguration = .init()) throws(VPXError) {
+        try self.init(width: 2, height: 2, payloadType: payloadType, queue: queue, feedback: feedback)
     }
 
     /// Whether the assembler asked for a keyframe since the last call (then cleared).
@@ -563,6 +636,7 @@ public struct VideoReceivePipeline: ~Copyable {
             return
         }
         statistics.packetsReceived += 1
+        bytesSinceReport += bytes.count
         if mediaSSRC == nil { mediaSSRC = view.ssrc }
         let repaired = noteSequence(view.sequenceNumber, at: arrival.nanoseconds)
         if !repaired {
@@ -644,6 +718,7 @@ public struct VideoReceivePipeline: ~Copyable {
 
     private mutating func decode(_ f: VP8AssembledFrame, now: MonotonicTime) {
         statistics.framesAssembled += 1
+        if f.header.isKeyframe { adoptSize(width: f.header.width, height: f.header.height) }
         // A free slot, or the oldest pending one is dropped (queue full).
         var slot = due.firstIndex { $0 == nil }
         if slot == nil {
@@ -674,6 +749,19 @@ public struct VideoReceivePipeline: ~Copyable {
             // Shown at the next render, as it is.
             due[s] = now
             statistics.framesShownUnsynchronized += 1
+        }
+    }
+
+    /// Takes a keyframe's picture size: the free pictures of the pool are made at it (those
+    /// waiting to be shown keep theirs; the decoder sizes each picture it writes).
+    private mutating func adoptSize(width: Int, height: Int) {
+        guard (1...VideoFrame.maximumDimension).contains(width), (1...VideoFrame.maximumDimension).contains(height),
+              width != statistics.width || height != statistics.height else { return }
+        if statistics.width != 0 { statistics.sizeChanges += 1 }
+        statistics.width = width
+        statistics.height = height
+        for s in pool.indices where due[s] == nil && (pool[s].width != width || pool[s].height != height) {
+            pool[s] = VideoFrame(validatedWidth: width, height: height)
         }
     }
 
@@ -736,6 +824,7 @@ public struct VideoReceivePipeline: ~Copyable {
         guard reportDue || !nackItems.isEmpty || pictureLossDue else { return }
         let local = feedback.localSSRC
         let block: RTCPReceptionReport? = reportDue ? source.makeReceptionReport(ssrc: media, nowNanoseconds: t) : nil
+        let estimate: UInt64? = feedback.sendsREMB ? block.map { updateEstimate(fractionLost: $0.fractionLost, now: now) } : nil
         let sent = feedbackBuffer.withUnsafeMutableBytes { out -> Bool in
             var n = 0
             do throws(RTPError) {
@@ -750,6 +839,10 @@ public struct VideoReceivePipeline: ~Copyable {
                     n += try RTCPPictureLossIndication(senderSSRC: local, mediaSSRC: media)
                         .marshal(into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
                 }
+                if let estimate {
+                    n += try RTCPREMB.marshal(senderSSRC: local, bitrate: estimate, mediaSSRC: media,
+                                              into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
+                }
             } catch {
                 return false
             }
@@ -762,10 +855,34 @@ public struct VideoReceivePipeline: ~Copyable {
             nextReportAt = now.advanced(byNanoseconds: max(10_000_000, clampedNanoseconds(feedback.reportInterval)))
         }
         if !nackItems.isEmpty { statistics.nackMessagesSent += 1 }
+        if let estimate {
+            statistics.estimatesSent += 1
+            statistics.receiveEstimateKbps = Int(estimate / 1000)
+        }
         if pictureLossDue {
             statistics.pictureLossIndicationsSent += 1
             lastPictureLoss = now
         }
+    }
+
+    /// The bandwidth estimate at a report block (see the type's documentation), bits per second.
+    private mutating func updateEstimate(fractionLost: UInt8, now: MonotonicTime) -> UInt64 {
+        let ceiling = Double(max(30, feedback.maximumBitrateKbps))
+        var estimate = estimateKbps ?? ceiling
+        if let last = lastReportBlockAt, case let seconds = Double(last.nanoseconds(to: now)) / 1e9, seconds > 0.05 {
+            let received = Double(bytesSinceReport) * 8 / 1000 / seconds
+            let loss = Double(fractionLost) / 256
+            if loss < 0.02 {
+                estimate = max(estimate * 1.08, 1.5 * received)
+            } else if loss > 0.10 {
+                estimate = received * (1 - 0.5 * loss)
+            }
+        }
+        estimate = min(ceiling, max(30, estimate))
+        estimateKbps = estimate
+        lastReportBlockAt = now
+        bytesSinceReport = 0
+        return UInt64(estimate * 1000)
     }
 
     /// Fills ``nackItems`` with the missing packets due an ask at `now`, forgetting those past

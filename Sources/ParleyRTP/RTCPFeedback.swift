@@ -209,6 +209,40 @@ public struct RTCPPictureLossIndication: Equatable, Sendable {
     }
 }
 
+/// A receiver estimated maximum bitrate (REMB, draft-alvestrand-rmcat-remb-03): PSFB (PT 206)
+/// with FMT 15, media SSRC 0, then the identifier `REMB`, the number of SSRCs, the bitrate as a
+/// 6-bit exponent and an 18-bit mantissa (bits per second = mantissa << exponent), and the SSRCs
+/// of the streams the estimate covers. A sender keeps its total rate for those streams under it.
+public enum RTCPREMB {
+    /// REMB's feedback message type (the count field of a PSFB packet).
+    public static let format: UInt8 = 15
+    /// Bytes a REMB about one stream takes on the wire.
+    public static let size = 24
+    /// Writes a REMB from `senderSSRC` capping the stream `mediaSSRC` at `bitrate` bits per second
+    /// (rounded down to what 18 bits of mantissa carry) at the start of `buffer`, without
+    /// allocating; returns its length (24).
+    /// - Throws: ``RTPError/bufferTooSmall(needed:available:)``.
+    public static func marshal(senderSSRC: UInt32, bitrate: UInt64, mediaSSRC: UInt32,
+                               into buffer: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int {
+        guard buffer.count >= size else { throw .bufferTooSmall(needed: size, available: buffer.count) }
+        var mantissa = bitrate
+        var exponent: UInt32 = 0
+        while mantissa >= 1 << 18 {
+            mantissa >>= 1
+            exponent += 1
+        }
+        store8(buffer, 0, 0x80 | format)
+        store8(buffer, 1, RTCPPictureLossIndication.packetType)
+        store16(buffer, 2, UInt16(size / 4 - 1))
+        store32(buffer, 4, senderSSRC)
+        store32(buffer, 8, 0)
+        store32(buffer, 12, 0x5245_4D42)  // "REMB"
+        store32(buffer, 16, 1 << 24 | exponent << 18 | UInt32(mantissa))
+        store32(buffer, 20, mediaSSRC)
+        return size
+    }
+}
+
 extension RTCPReceiverReport {
     /// Writes a receiver report with at most one report block at the start of `buffer`,
     /// without allocating; returns its length (8, or 32 with the block).
@@ -251,6 +285,28 @@ public struct RTCPPacketView {
     }
     /// Whether this is a BYE (PT 203).
     public var isBye: Bool { packetType == RTCPBye.packetType }
+
+    /// Whether this is a well-formed REMB (PT 206, FMT 15, the `REMB` identifier, its SSRCs
+    /// inside the packet).
+    public var isREMB: Bool {
+        packetType == RTCPPictureLossIndication.packetType && count == RTCPREMB.format && bytes.count >= 20
+            && load32(bytes, 12) == 0x5245_4D42 && 20 + 4 * Int(load8(bytes, 16)) <= bytes.count
+    }
+
+    /// A REMB's bitrate, bits per second (`UInt64.max` where the exponent carries more), or
+    /// nil for any other packet.
+    public var rembBitrate: UInt64? {
+        guard isREMB else { return nil }
+        let word = load32(bytes, 16)
+        let exponent = Int((word >> 18) & 0x3F), mantissa = UInt64(word & 0x3_FFFF)
+        return mantissa.leadingZeroBitCount >= exponent ? mantissa << exponent : .max
+    }
+
+    /// Calls `body` with each SSRC a REMB covers (nothing for other packets).
+    public func forEachREMBSSRC(_ body: (UInt32) -> Void) {
+        guard isREMB else { return }
+        for i in 0..<Int(load8(bytes, 16)) { body(load32(bytes, 20 + 4 * i)) }
+    }
 
     /// Calls `body` with each source a BYE names (nothing for other packets).
     public func forEachByeSSRC(_ body: (UInt32) -> Void) {

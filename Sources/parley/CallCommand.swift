@@ -8,15 +8,20 @@ import ParleySDP
 import ParleySRTP
 import Synchronization
 
-/// `parley call`: a two-party call with another host over UDP, no server.
+/// `parley call`: a two-party call with another host over UDP, or with a browser over WebRTC;
+/// no server.
 let callCommand = Command(
     name: "call",
-    summary: "A two-party call with another host (no server), SRTP by default",
+    summary: "A two-party call with another host or a browser (no server), SRTP by default",
     help: """
         Usage: parley call --listen PORT --to HOST:PORT [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
                            [--sdp-out FILE] [--sdp-in FILE] [--no-srtp] [--name NAME]
                            [--output FILE.wav] [--video-output FILE.y4m] [--events FILE.jsonl] [--no-tui]
                            [--timeout S] [--sdp-wait S]
+               parley call --transport webrtc --listen PORT [--ice-address ADDR[,ADDR...]]
+                           [--receive-bitrate KBPS] [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
+                           [--name NAME] [--output FILE.wav] [--video-output FILE.y4m]
+                           [--events FILE.jsonl] [--no-tui] [--timeout S] [--sdp-wait S]
 
         Calls the host that runs the same command the other way round: sends the local audio
         (Opus, 20 ms, the RFC 6464 level with the talking detector's voice flag, RTCP sender
@@ -43,8 +48,24 @@ let callCommand = Command(
         the packet, PLIs answered by a keyframe, receiver reports that set the sender's bitrate.
         Receiving video needs the peer's offer (--sdp-in).
 
+        With --transport webrtc a browser (or any WHIP-style client) calls Parley, with no
+        server in between: Parley serves http://ADDRESS:PORT/call on TCP port PORT (every IPv4
+        interface); the peer POSTs its offer there as Content-Type: application/sdp, its ICE
+        candidates gathered (not trickled), and gets Parley's answer, with Parley's candidates,
+        in a 201 Created whose Location it DELETEs to hang up. CORS headers let a page from any
+        origin call; a second offer while the call is up gets 409, a body that is not
+        application/sdp 415, a malformed request 400, each with a line of text saying why.
+        The media go over ICE, DTLS-SRTP and SRTP on one bundled transport (candidates on every
+        interface but the loopback, or on --ice-address): Opus both ways; with --video, VP8 to
+        the peer; the peer's VP8 is received at the size its keyframes give (a browser does not
+        announce it) and follows a change of size. The peer is called "peer". Video feedback:
+        NACK and PLI both ways, and REMB when the peer offers goog-remb: Parley sends its
+        estimate of what the path carries (from the rate and loss it receives, at most
+        --receive-bitrate), and its own VP8 keeps under the peer's estimate.
+
         Options:
-          --listen PORT         UDP port to receive on (the peer's --to port)
+          --listen PORT         UDP port to receive on (the peer's --to port); with webrtc the
+                                TCP port of the offer endpoint
           --to HOST:PORT        the peer (IPv4 address or name)
           --audio SOURCE        a WAV file (mono, 8/12/16/24/48 kHz; sent paced in real time,
                                 the call ends when it has been sent and the peer has left) or an
@@ -60,18 +81,28 @@ let callCommand = Command(
                                 ALSA's "default" device
           --video-output FILE.y4m
                                 write the peer's video as shown (its decoded pictures, in sync
-                                with its audio); without it the video is decoded and counted only
+                                with its audio, at the size of the first; pictures of another
+                                size are counted, not written); without it the video is decoded
+                                and counted only
           --events FILE.jsonl   write the call's events as JSON lines, as 'parley room' does
           --no-tui              plain text: one line per event, instead of the live grid
           --timeout S           seconds without a packet before the peer counts as gone
                                 (a "left" event; default 5); an RTCP BYE ends it at once. A
                                 peer never heard ends the call S seconds after a WAV was sent
                                 (S + the --sdp-wait time with a capture device)
-          --sdp-wait S          seconds to wait for --sdp-in to appear (default 30)
+          --sdp-wait S          seconds to wait for --sdp-in to appear, or with webrtc for the
+                                peer's offer (default 30)
+          --transport KIND      rtp (the default) or webrtc
+          --ice-address ADDRS   webrtc: the IP addresses (comma-separated) to gather ICE
+                                candidates on (default: every interface but the loopback)
+          --receive-bitrate KBPS
+                                webrtc: the most video bitrate Parley's REMB asks of the peer
+                                (default 2000)
         Ctrl-C hangs up (an RTCP BYE tells the peer). The key is never printed.
 
         Prints the call's events (or shows the grid), then what was sent and received (with video:
-        frames, keyframes, NACKs, resends, PLIs each way).
+        frames, keyframes, NACKs, resends, PLIs each way; with webrtc the connection's state,
+        the size of the peer's pictures and the REMBs each way).
         Exit status: 0 the peer was heard, 1 it never was or a device, file or network error,
         2 usage error.
         """,
@@ -94,18 +125,41 @@ private struct CallOptions {
     var tui = true
     var timeout = 5.0
     var sdpWait = 30.0
+    /// Set with --transport webrtc.
+    var webRTC: CallWebRTCOptions?
 }
 
 private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> CallOptions {
     let s = try ArgumentScanner(args, valued: ["listen", "to", "audio", "video", "sdp-out", "sdp-in", "name", "output", "video-output",
-                                               "events", "timeout", "sdp-wait"],
+                                               "events", "timeout", "sdp-wait", "transport", "ice-address", "receive-bitrate"],
                                 flagNames: ["no-srtp", "no-tui"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard s.value("listen") != nil else { throw .init(description: "missing --listen PORT") }
     let listen = try s.int("listen", default: 0, in: 1...65535)
-    guard let to = s.value("to") else { throw .init(description: "missing --to HOST:PORT") }
-    guard let (host, port) = parseHostPort(to) else { throw .init(description: "--to must be HOST:PORT, got '\(to)'") }
-    var o = CallOptions(listen: UInt16(listen), host: host, port: port, name: ProcessInfo.processInfo.hostName)
+    let transport = s.value("transport") ?? "rtp"
+    guard ["rtp", "webrtc"].contains(transport) else { throw .init(description: "--transport takes rtp or webrtc, got '\(transport)'") }
+    var o: CallOptions
+    if transport == "webrtc" {
+        for unsupported in ["to", "sdp-out", "sdp-in"] where s.value(unsupported) != nil {
+            throw .init(description: "--\(unsupported) is for --transport rtp (over WebRTC the offer and the answer travel over HTTP)")
+        }
+        if s.flag("no-srtp") { throw .init(description: "--no-srtp is for --transport rtp (WebRTC's media are always encrypted)") }
+        o = CallOptions(listen: UInt16(listen), host: "", port: 0, name: ProcessInfo.processInfo.hostName)
+        var w = CallWebRTCOptions()
+        if let list = s.value("ice-address") {
+            w.iceAddresses = list.split(separator: ",").map(String.init)
+            guard !w.iceAddresses.isEmpty else { throw .init(description: "--ice-address needs at least one address") }
+        }
+        w.receiveBitrateKbps = try s.int("receive-bitrate", default: 2_000, in: 30...100_000)
+        o.webRTC = w
+    } else {
+        for unsupported in ["ice-address", "receive-bitrate"] where s.value(unsupported) != nil {
+            throw .init(description: "--\(unsupported) is for --transport webrtc")
+        }
+        guard let to = s.value("to") else { throw .init(description: "missing --to HOST:PORT") }
+        guard let (host, port) = parseHostPort(to) else { throw .init(description: "--to must be HOST:PORT, got '\(to)'") }
+        o = CallOptions(listen: UInt16(listen), host: host, port: port, name: ProcessInfo.processInfo.hostName)
+    }
     if let v = s.value("video") {
         guard let kind = CallVideoSourceKind(v) else {
             throw .init(description: "--video takes a Y4M file (.y4m) or a V4L2 device (/dev/videoN), got '\(v)'")
@@ -132,7 +186,7 @@ private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     o.tui = !s.flag("no-tui")
     o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
     o.sdpWait = try s.double("sdp-wait", default: 30, in: 0...3_600)
-    if o.srtp {
+    if o.srtp && o.webRTC == nil {
         guard o.sdpOut != nil else { throw .init(description: "SRTP needs --sdp-out FILE to give the peer this side's key (or --no-srtp)") }
         guard o.sdpIn != nil else { throw .init(description: "SRTP needs --sdp-in FILE with the peer's key (or --no-srtp)") }
     }
@@ -149,6 +203,17 @@ private func runCall(_ args: [String]) -> Int32 {
         return ExitStatus.usage
     }
     do {
+        if let w = o.webRTC {
+            signal(SIGINT) { _ in hangUp.store(true, ordering: .relaxed) }
+            signal(SIGTERM) { _ in hangUp.store(true, ordering: .relaxed) }
+            defer {
+                signal(SIGINT, SIG_DFL)
+                signal(SIGTERM, SIG_DFL)
+            }
+            return try callOverWebRTC(name: o.name, audio: o.audio, video: o.video, output: o.output, videoOutput: o.videoOutput,
+                                      events: o.events, tui: o.tui, timeout: o.timeout, offerWait: o.sdpWait, listen: o.listen,
+                                      webRTC: w, hangUp: { hangUp.load(ordering: .relaxed) })
+        }
         return try call(o)
     } catch {
         printError("parley call: \(error)")
@@ -212,18 +277,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     send.ssrc = ssrc
     send.firstSequence = UInt16.random(in: 0...UInt16.max)
     send.firstTimestamp = UInt32.random(in: 0...UInt32.max)
-    if o.audio.lowercased().hasSuffix(".wav") {
-        let file = WAVFileSource<Int16>(try WAVFileProvider(path: o.audio), clock: clock)
-        guard file.format.channels == 1, callSendRates.contains(file.format.sampleRate) else {
-            throw CallError("\(o.audio): the call sends mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
-                            + "\(file.format.channels) channels (convert it first)")
-        }
-        send.sampleRate = file.format.sampleRate
-        try session.addLocal(id: o.name, source: file, configuration: send, sendingOn: network)
-    } else {
-        let mic = try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
-        try session.addLocal(id: o.name, source: mic, configuration: send, sendingOn: network)
-    }
+    try addCallAudio(o.audio, name: o.name, send: send, to: session, sendingOn: network, clock: clock)
 
     // Received audio: a file, or the sound card; the peer's video: a Y4M file, opened at the
     // first picture (its size).
@@ -267,8 +321,27 @@ private func call(_ o: CallOptions) throws -> Int32 {
     return ExitStatus.success
 }
 
+/// Makes `audio` (a WAV file or an ALSA capture PCM) the session's local participant `name`,
+/// sent as `send` says (its rate: the file's).
+func addCallAudio(_ audio: String, name: String, send: AudioSendConfiguration, to session: CallSession,
+                  sendingOn network: CallTransportID, clock: any MediaClock) throws {
+    var send = send
+    if audio.lowercased().hasSuffix(".wav") {
+        let file = WAVFileSource<Int16>(try WAVFileProvider(path: audio), clock: clock)
+        guard file.format.channels == 1, callSendRates.contains(file.format.sampleRate) else {
+            throw CallError("\(audio): the call sends mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
+                            + "\(file.format.channels) channels (convert it first)")
+        }
+        send.sampleRate = file.format.sampleRate
+        try session.addLocal(id: name, source: file, configuration: send, sendingOn: network)
+    } else {
+        let mic = try ALSACapture<Int16>(pcm: audio, parameters: ALSAParameters(format: try AudioFormat(sampleRate: 16_000, channels: 1)))
+        try session.addLocal(id: name, source: mic, configuration: send, sendingOn: network)
+    }
+}
+
 /// What was sent to `destination` and received, audio then video.
-private func printCallReport(_ session: CallSession, to destination: String, videoSSRC: UInt32) {
+func printCallReport(_ session: CallSession, to destination: String, videoSSRC: UInt32) {
     if let s = session.localStatistics { print(callSentLine(s, to: destination)) }
     for name in session.remoteNames {
         if let line = callReceivedLine(session, from: name) { print(line) }

@@ -30,7 +30,8 @@ final class CallOutputs {
     ///   - eachDirectory: also write each participant's audio to DIR/NAME.wav, from this
     ///     participant's start (silence before it was heard).
     ///   - pictureFile: where each participant's pictures go, as shown, and their frame rate
-    ///     (nil: pictures are not written).
+    ///     (nil: pictures are not written). A file keeps the size of its first picture: pictures
+    ///     of another size (the sender changed it) are counted in ``picturesOfOtherSize``, not written.
     init(session: CallSession, audio path: String?, mixes: Bool, eachDirectory: String? = nil,
          pictureFile: ((ParticipantID) -> (path: String, framesPerSecond: Int))?) throws {
         let rate = session.configuration.receive.sampleRate
@@ -71,6 +72,10 @@ final class CallOutputs {
                     pictureWriters[who] = try Y4MWriter(path: path, header: Y4MHeader(width: picture.width, height: picture.height,
                                                                                       frameRateNumerator: fps, frameRateDenominator: 1))
                 }
+                guard picture.width == pictureWriters[who]!.header.width, picture.height == pictureWriters[who]!.header.height else {
+                    picturesOfOtherSize += 1
+                    return
+                }
                 try pictureWriters[who]!.write(picture)
             } catch { videoFailure = error }
         }
@@ -93,6 +98,9 @@ final class CallOutputs {
 
     /// Whether any picture was written.
     var wrotePictures: Bool { !pictureWriters.isEmpty }
+
+    /// Pictures not written because their size was not their file's.
+    private(set) var picturesOfOtherSize = 0
 
     /// Completes the files.
     func close() throws {

@@ -41,24 +41,37 @@ public final class BrowserPeer: @unchecked Sendable {
     private let stderrPipe = Pipe()
     private let lock = NSLock()
     private var lines: [String] = []
+    private var partial: [UInt8] = []
 
     /// Writes the page and starts Chromium on it.
-    public init(janus: URL, room: UInt64, role: Role, pin: String? = nil) throws {
-        guard let binary = Self.binaryPath else { throw ServerError("chromium is not installed") }
+    public convenience init(janus: URL, room: UInt64, role: Role, pin: String? = nil) throws {
         guard FileManager.default.fileExists(atPath: Self.janusScript) else {
             throw ServerError("\(Self.janusScript) is missing (apt-get install libjs-janus-gateway)")
         }
+        let audio: URL? = if case .publish(let audio, _) = role { audio } else { nil }
+        try self.init(page: Self.page(janus: janus, room: room, role: role, pin: pin), audio: audio,
+                      files: [URL(fileURLWithPath: Self.janusScript)])
+    }
+
+    /// Writes `html` as the page (beside copies of `files`) and starts Chromium on it, its fake
+    /// microphone playing `audio` (a WAV file; without it Chromium's beep) and its fake camera
+    /// showing Chromium's test pattern. The page reports with `console.log('PAGE ' + json)`,
+    /// the JSON holding `event` and `t`.
+    public init(page html: String, audio: URL?, files: [URL] = []) throws {
+        guard let binary = Self.binaryPath else { throw ServerError("chromium is not installed") }
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-browser-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Self.janusScript, toPath: folder.appendingPathComponent("janus.js").path)
+        for file in files {
+            try FileManager.default.copyItem(at: file, to: folder.appendingPathComponent(file.lastPathComponent))
+        }
         let page = folder.appendingPathComponent("page.html")
-        try Self.page(janus: janus, room: room, role: role, pin: pin).write(to: page, atomically: true, encoding: .utf8)
+        try html.write(to: page, atomically: true, encoding: .utf8)
         var arguments = ["--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
                          "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
                          "--enable-logging=stderr", "--v=0", "--allow-file-access-from-files",
                          "--autoplay-policy=no-user-gesture-required",
                          "--user-data-dir=" + folder.appendingPathComponent("profile").path]
-        if case .publish(let audio, _) = role { arguments.append("--use-file-for-fake-audio-capture=" + audio.path) }
+        if let audio { arguments.append("--use-file-for-fake-audio-capture=" + audio.path) }
         arguments.append(page.absoluteString)
         // A child process gets a process group of its own (Foundation's Process does that): Chromium's
         // helper processes are in it too, and are stopped with it.
@@ -69,9 +82,14 @@ public final class BrowserPeer: @unchecked Sendable {
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
-            let text = String(decoding: data, as: UTF8.self)
+            // A long line arrives in several reads: the part after the last newline waits for the rest.
             self.lock.lock()
-            self.lines.append(contentsOf: text.split(separator: "\n").map(String.init))
+            self.partial.append(contentsOf: data)
+            if let end = self.partial.lastIndex(of: 10) {
+                let text = String(decoding: self.partial[...end], as: UTF8.self)
+                self.partial.removeSubrange(...end)
+                self.lines.append(contentsOf: text.split(separator: "\n").map(String.init))
+            }
             self.lock.unlock()
         }
         try process.run()

@@ -4,6 +4,9 @@
 // writes what it sees, checked against the source by PSNR.
 
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 @Suite(.serialized, .tags(.realTime)) struct CallCommandTests {
@@ -119,6 +122,53 @@ import Testing
         #expect(second.output.contains("\(port)") && second.output.contains("in use"), "\(second.output)")
         kill(first.pid, SIGINT)
         _ = first.wait(seconds: 10)
+    }
+
+    /// `--transport webrtc`: its usage errors; its endpoint refuses what is not an offer it
+    /// can answer, with the reason, and the call waits on for a proper one (Ctrl-C ends it);
+    /// no offer within --sdp-wait is a clear error.
+    @Test func aWebRTCCallRefusesBadOffersClearly() async throws {
+        let dir = try interopDirectory("call-webrtc-usage")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (args, fragment) in [(["call", "--listen", "5000", "--transport", "sip"], "--transport takes rtp or webrtc"),
+                                 (["call", "--listen", "5000", "--transport", "webrtc", "--to", "127.0.0.1:5002"], "--to is for --transport rtp"),
+                                 (["call", "--listen", "5000", "--transport", "webrtc", "--no-srtp"], "--no-srtp is for --transport rtp"),
+                                 (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--ice-address", "127.0.0.1"],
+                                  "--ice-address is for --transport webrtc"),
+                                 (["call", "--listen", "5000", "--transport", "webrtc", "--receive-bitrate", "5"], "--receive-bitrate")] {
+            let child = try InteropChild(interopParleyBinary, args, in: dir, name: "call-usage")
+            #expect(child.wait(seconds: 10) == 2, "\(args): \(child.output)")
+            #expect(child.output.contains(fragment), "\(args): \(child.output)")
+        }
+        let carlo = interopPackageRoot.appendingPathComponent("SampleMedia/conversation/carlo.wav").path
+        let port = interopFreeUDPPort()
+        let call = try InteropChild(interopParleyBinary, ["call", "--transport", "webrtc", "--listen", "\(port)", "--ice-address", "127.0.0.1",
+                                                         "--audio", carlo, "--output", "heard.wav", "--no-tui", "--sdp-wait", "30"],
+                                    in: dir, name: "call-webrtc")
+        let started = ContinuousClock.now
+        while !call.output.contains("waiting for an offer"), !call.hasExited, ContinuousClock.now - started < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        func post(_ body: String, type: String) async throws -> (Int, String) {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/call")!)
+            request.httpMethod = "POST"
+            request.setValue(type, forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(body.utf8)
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+        let json = try await post("{\"sdp\": \"v=0\"}", type: "application/json")
+        #expect(json.0 == 415 && json.1.contains("application/sdp"), "\(json)")
+        let noAudio = try await post("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n", type: "application/sdp")
+        #expect(noAudio.0 == 400 && noAudio.1.contains("no Opus audio"), "\(noAudio)")
+        let garbage = try await post("hello", type: "application/sdp")
+        #expect(garbage.0 == 400 && garbage.1.contains("does not read as SDP"), "\(garbage)")
+        #expect(call.stop(SIGINT) == 1, "\(call.output)")
+        #expect(call.output.contains("refused a request (415)") && call.output.contains("refused a request (400)"), "\(call.output)")
+        let lonely = try InteropChild(interopParleyBinary, ["call", "--transport", "webrtc", "--listen", "\(interopFreeUDPPort())",
+                                                           "--audio", carlo, "--output", "heard.wav", "--no-tui", "--sdp-wait", "0.5"],
+                                      in: dir, name: "call-webrtc-alone")
+        #expect(lonely.wait(seconds: 10) == 1 && lonely.output.contains("no offer was posted"), "\(lonely.output)")
     }
 
     /// The first `seconds` of a SampleMedia conversation file, as a WAV in `dir`.

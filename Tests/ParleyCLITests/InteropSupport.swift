@@ -493,3 +493,82 @@ func interopProcessUsage(_ pid: pid_t, group: Bool = false) -> (pss: Int, cpuSec
     }
     return (pss, Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))))
 }
+
+/// How well a recording follows its source in its spectrum's shape over time, where its
+/// waveform need not (a browser's jitter buffer stretches and squeezes time, its resampler
+/// shifts phase): the median, over the source's 1 s windows with speech, of the correlation
+/// between the log energies of 20 ms frames in five bands (100-500, 500-1000, 1000-2000,
+/// 2000-4000, 4000-7000 Hz; RBJ band-pass biquads; each band about its mean over the window,
+/// then each frame about its mean over the bands: the spectrum's shape as it moves, not its
+/// tilt nor the loudness) of the source window and of the recording
+/// from 0.25 s before to 0.75 s after the lag over the whole file (searched within ±`maxLag`
+/// samples, at 16 kHz). Returns the median, the number of windows and the lag.
+func interopBandEnergyWindowCorrelation(source: [Float], heard: [Float], maxLag: Int) -> (median: Double, windows: Int, lag: Int) {
+    let frame = 320, step = 80
+    // Prefix sums of each band's squared output: a frame's energy at any offset in O(1).
+    func prefixes(_ x: [Float]) -> [[Double]] {
+        [(100.0, 500.0), (500, 1000), (1000, 2000), (2000, 4000), (4000, 7000)].map { band in
+            let f0 = (band.0 * band.1).squareRoot(), q = f0 / (band.1 - band.0)
+            let w = 2 * Double.pi * f0 / 16_000, alpha = sin(w) / (2 * q), a0 = 1 + alpha
+            let b0 = alpha / a0, b2 = -alpha / a0, a1 = -2 * cos(w) / a0, a2 = (1 - alpha) / a0
+            var (x1, x2, y1, y2) = (0.0, 0.0, 0.0, 0.0)
+            var sums = [Double](repeating: 0, count: x.count + 1)
+            for i in x.indices {
+                let x0 = Double(x[i])
+                let y = b0 * x0 + b2 * x2 - a1 * y1 - a2 * y2
+                (x2, x1, y2, y1) = (x1, x0, y1, y)
+                sums[i + 1] = sums[i] + y * y
+            }
+            return sums
+        }
+    }
+    let ps = prefixes(source), ph = prefixes(heard)
+    func vector(_ p: [[Double]], at start: Int, frames: Int) -> [Double]? {
+        guard start >= 0, start + frames * frame < p[0].count else { return nil }
+        var v: [Double] = []
+        v.reserveCapacity(frames * p.count)
+        for f in 0..<frames {
+            for b in p.indices { v.append(log10(p[b][start + (f + 1) * frame] - p[b][start + f * frame] + 1e-9)) }
+        }
+        // Each band about its own mean (the spectrum's tilt, the same for any voice, does not
+        // count), then each frame about its mean (nor does loudness: speech against pauses).
+        for b in p.indices {
+            let mean = stride(from: b, to: v.count, by: p.count).reduce(0) { $0 + v[$1] } / Double(frames)
+            for i in stride(from: b, to: v.count, by: p.count) { v[i] -= mean }
+        }
+        for f in 0..<frames {
+            let mean = v[(f * p.count)..<((f + 1) * p.count)].reduce(0, +) / Double(p.count)
+            for i in (f * p.count)..<((f + 1) * p.count) { v[i] -= mean }
+        }
+        return v
+    }
+    func correlation(_ a: [Double], _ b: [Double]) -> Double {
+        let ma = a.reduce(0, +) / Double(a.count), mb = b.reduce(0, +) / Double(b.count)
+        var sab = 0.0, saa = 0.0, sbb = 0.0
+        for i in a.indices { sab += (a[i] - ma) * (b[i] - mb); saa += (a[i] - ma) * (a[i] - ma); sbb += (b[i] - mb) * (b[i] - mb) }
+        return sab / max(1e-12, (saa * sbb).squareRoot())
+    }
+    // The lag over the whole file, on the frame grid, then each window around it.
+    let frames = (source.count - frame) / frame
+    guard frames > 0, let whole = vector(ps, at: 0, frames: frames) else { return (0, 0, 0) }
+    var lag = 0, best = -Double.infinity
+    for d in stride(from: -maxLag, through: maxLag, by: frame) {
+        let n = min(frames, (heard.count - max(0, d)) / frame - 1, (source.count - max(0, -d)) / frame - 1)
+        guard n >= 50, let a = vector(ps, at: max(0, -d), frames: n), let b = vector(ph, at: max(0, d), frames: n) else { continue }
+        let c = correlation(a, b)
+        if c > best { (best, lag) = (c, d) }
+    }
+    _ = whole
+    var windows: [Double] = []
+    for w in stride(from: 0, to: source.count - 16_000, by: 16_000) {
+        let part = source[w..<(w + 16_000)]
+        guard part.map({ Double($0 * $0) }).reduce(0, +) / 16_000 > 1e-4, let a = vector(ps, at: w, frames: 50) else { continue }
+        var top = -Double.infinity
+        for d in stride(from: -4_000, through: 12_000, by: step) {
+            if let b = vector(ph, at: w + lag + d, frames: 50) { top = max(top, correlation(a, b)) }
+        }
+        if top > -Double.infinity { windows.append(top) }
+    }
+    guard !windows.isEmpty else { return (0, 0, lag) }
+    return (windows.sorted()[windows.count / 2], windows.count, lag)
+}

@@ -4,7 +4,8 @@
 // allocation-free walk accepts exactly what the parser accepts and sees the same packets; the
 // reduced-size parse accepts every compound packet with the same packets, and what it alone
 // accepts round-trips too; a BYE's sources read by the walk are those parsed; a NACK's lost
-// sequence numbers, re-covered with the fewest entries, give the same set. The WebRTC
+// sequence numbers, re-covered with the fewest entries, give the same set; a REMB's SSRCs lie
+// inside it and its bitrate, written again, reads back the same. The WebRTC
 // demultiplexer (RFC 7983) classifies every input by its first byte, and RTP against RTCP as
 // the RFC 5761 classifier does.
 
@@ -24,6 +25,7 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         walked.append(v.packet)
         v.forEachByeSSRC { byeSSRCs.append($0) }
     }) != nil
+    _ = try? RTCPCompound.forEachPacket(in: bytes, reducedSize: true) { v in checkREMB(v) }
     let reduced = try? RTCPCompound.parse(bytes, reducedSize: true)
     guard let packets = try? RTCPCompound.parse(bytes) else {
         precondition(!walkOK, "walk accepted what parse refused")
@@ -37,6 +39,29 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     precondition(byeSSRCs == parsedByes, "walk and parse disagree on BYE sources")
     roundTrip(packets, reducedSize: false)
     return 0
+}
+
+/// A REMB's bitrate and SSRCs read within the packet; its bitrate, when the exponent carries it
+/// exactly, written again (about its first SSRC) reads back the same.
+func checkREMB(_ v: RTCPPacketView) {
+    guard let bitrate = v.rembBitrate else {
+        var none = 0
+        v.forEachREMBSSRC { _ in none += 1 }
+        precondition(none == 0, "SSRCs of a packet that is not a REMB")
+        return
+    }
+    var ssrcs: [UInt32] = []
+    v.forEachREMBSSRC { ssrcs.append($0) }
+    precondition(ssrcs.count == Int(v.bytes[16]))
+    guard bitrate != .max else { return }
+    var out = [UInt8](repeating: 0, count: RTCPREMB.size)
+    let back = out.withUnsafeMutableBytes { b -> UInt64? in
+        guard let n = try? RTCPREMB.marshal(senderSSRC: 1, bitrate: bitrate, mediaSSRC: ssrcs.first ?? 0, into: b) else { return nil }
+        var read: UInt64?
+        _ = try? RTCPCompound.forEachPacket(in: UnsafeRawBufferPointer(rebasing: b[0..<n]), reducedSize: true) { read = $0.rembBitrate }
+        return read
+    }
+    precondition(back == bitrate, "REMB bitrate \(bitrate) read back as \(String(describing: back))")
 }
 
 /// `packets` serialise and parse back to the same packets (unknown bodies up to padding).
