@@ -17,11 +17,11 @@ let callCommand = Command(
         Usage: parley call --listen PORT --to HOST:PORT [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
                            [--sdp-out FILE] [--sdp-in FILE] [--no-srtp] [--name NAME]
                            [--output FILE.wav] [--video-output FILE.y4m] [--events FILE.jsonl] [--no-tui]
-                           [--timeout S] [--sdp-wait S]
+                           [--headset] [--timeout S] [--sdp-wait S]
                parley call --transport webrtc --listen PORT [--ice-address ADDR[,ADDR...]]
                            [--receive-bitrate KBPS] [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
                            [--name NAME] [--output FILE.wav] [--video-output FILE.y4m]
-                           [--events FILE.jsonl] [--no-tui] [--timeout S] [--sdp-wait S]
+                           [--events FILE.jsonl] [--no-tui] [--headset] [--timeout S] [--sdp-wait S]
 
         Calls the host that runs the same command the other way round: sends the local audio
         (Opus, 20 ms, the RFC 6464 level with the talking detector's voice flag, RTCP sender
@@ -78,7 +78,10 @@ let callCommand = Command(
           --no-srtp             send and receive plain RTP
           --name NAME           this participant's name, in the offer (default: the host name)
           --output FILE.wav     write the received audio (16 kHz mono) instead of playing it on
-                                ALSA's "default" device
+                                ALSA's "default" device. Played on the device and captured from
+                                a device, the capture goes through an echo canceller (the
+                                microphone hears the loudspeaker; docs/echo.md)
+          --headset             the device plays into headphones: no echo cancellation
           --video-output FILE.y4m
                                 write the peer's video as shown (its decoded pictures, in sync
                                 with its audio, at the size of the first; pictures of another
@@ -123,6 +126,7 @@ private struct CallOptions {
     var videoOutput: String?
     var events: String?
     var tui = true
+    var headset = false
     var timeout = 5.0
     var sdpWait = 30.0
     /// Set with --transport webrtc.
@@ -132,7 +136,7 @@ private struct CallOptions {
 private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> CallOptions {
     let s = try ArgumentScanner(args, valued: ["listen", "to", "audio", "video", "sdp-out", "sdp-in", "name", "output", "video-output",
                                                "events", "timeout", "sdp-wait", "transport", "ice-address", "receive-bitrate"],
-                                flagNames: ["no-srtp", "no-tui"])
+                                flagNames: ["no-srtp", "no-tui", "headset"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard s.value("listen") != nil else { throw .init(description: "missing --listen PORT") }
     let listen = try s.int("listen", default: 0, in: 1...65535)
@@ -184,6 +188,7 @@ private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     if let out = o.output, !out.lowercased().hasSuffix(".wav") { throw .init(description: "--output writes a .wav file, got '\(out)'") }
     o.events = s.value("events")
     o.tui = !s.flag("no-tui")
+    o.headset = s.flag("headset")
     o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
     o.sdpWait = try s.double("sdp-wait", default: 30, in: 0...3_600)
     if o.srtp && o.webRTC == nil {
@@ -211,8 +216,8 @@ private func runCall(_ args: [String]) -> Int32 {
                 signal(SIGTERM, SIG_DFL)
             }
             return try callOverWebRTC(name: o.name, audio: o.audio, video: o.video, output: o.output, videoOutput: o.videoOutput,
-                                      events: o.events, tui: o.tui, timeout: o.timeout, offerWait: o.sdpWait, listen: o.listen,
-                                      webRTC: w, hangUp: { hangUp.load(ordering: .relaxed) })
+                                      events: o.events, tui: o.tui, headset: o.headset, timeout: o.timeout, offerWait: o.sdpWait,
+                                      listen: o.listen, webRTC: w, hangUp: { hangUp.load(ordering: .relaxed) })
         }
         return try call(o)
     } catch {
@@ -248,6 +253,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = o.timeout
     settings.maximumRemotes = 1
+    setPlayout(&settings, audio: o.audio, output: o.output, headset: o.headset)
     if let p = peer?.audio {
         settings.receive.payloadType = p.payloadType
         if let id = p.audioLevelID { settings.receive.audioLevelExtensionID = id }

@@ -159,3 +159,12 @@ func callReceivedLine(_ session: CallSession, from name: ParticipantID) -> Strin
 func callDatagramsLine(_ s: CallSessionStatistics) -> String {
     "datagrams: \(s.datagrams), malformed: \(s.malformed), unknown_ssrc: \(s.unknownSSRC + s.refusedRemotes)"
 }
+
+/// Tells the session where its audio is played, for the local capture's echo canceller
+/// (`CallSessionConfiguration.playout`): with no output file the call plays on ALSA's
+/// "default" device, a loudspeaker the microphone hears unless `headset`; a capture read from
+/// a WAV file hears nothing, so it gets no canceller.
+func setPlayout(_ settings: inout CallSessionConfiguration, audio: String, output: String?, headset: Bool) {
+    settings.playout = output != nil ? .file : (headset ? .headset : .loudspeaker)
+    if audio.lowercased().hasSuffix(".wav") { settings.echoCancellation = false }
+}

@@ -34,7 +34,8 @@ private struct AnsweredOffer {
 /// its WebRTC transport until the source has been sent and the peer has gone, a DELETE, or a
 /// signal.
 func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, output: String?, videoOutput: String?,
-                    events: String?, tui: Bool, timeout: Double, offerWait: Double, listen: UInt16, webRTC w: CallWebRTCOptions,
+                    events: String?, tui: Bool, headset: Bool, timeout: Double, offerWait: Double, listen: UInt16,
+                    webRTC w: CallWebRTCOptions,
                     hangUp: @escaping () -> Bool) throws -> Int32 {
     let clock = SystemMediaClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
@@ -118,6 +119,7 @@ func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, ou
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = timeout
     settings.maximumRemotes = 1
+    setPlayout(&settings, audio: audio, output: output, headset: headset)
     settings.receive.payloadType = opus
     if let levelID { settings.receive.audioLevelExtensionID = levelID }
     // A browser sets the voice flag from its own detector, or always: talking comes from the
