@@ -236,7 +236,9 @@ final class RoomChat: Sendable {
                 try? await janus.destroy()
                 throw failure
             }
-            try? await Task.sleep(for: .milliseconds(1))
+            // Polled closely while the association and the channel come up: each of their round
+            // trips waits for the next poll.
+            try? await Task.sleep(for: .microseconds(100))
         }
         chat.driver.withLock { task in
             task = Task { [chat] in
