@@ -407,7 +407,7 @@ public final class JanusRoom: Sendable {
         noteSink.finish()
         guard !alreadyLeft else { return [] }
         var chatFailures: [RoomLeaveFailure] = []
-        if let chat = chatLink.withLock({ $0.take() }) { chatFailures = await chat.leave(timeout: min(timeout, 5)) }
+        if let chat = chatLink.withLock({ $0.take() }) { chatFailures = await chat.leave(timeout: ended == nil ? min(timeout, 5) : nil) }
         chatSink.finish()
         guard ended == nil else {
             // Nothing to leave: only the session's keep-alives to stop.

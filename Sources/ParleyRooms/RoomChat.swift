@@ -271,30 +271,38 @@ final class RoomChat: Sendable {
             .sorted { $0.username < $1.username }
     }
 
-    /// Leaves the TextRoom room (waiting at most `timeout` seconds for Janus's answer), closes
-    /// the PeerConnection and destroys the chat's Janus session; the events finish.
-    func leave(timeout: Double) async -> [RoomLeaveFailure] {
-        let sent = link.withLock { l -> Bool in
-            guard !l.closed else { return false }
+    /// Leaves the TextRoom room (waiting at most `timeout` seconds for Janus's answer; nil: the
+    /// server is gone, nothing is asked of it), closes the PeerConnection and destroys the
+    /// chat's Janus session; the events finish.
+    func leave(timeout: Double?) async -> [RoomLeaveFailure] {
+        let asked = link.withLock { l -> Bool in
+            guard let timeout, timeout > 0, !l.closed else { return false }
             l.leaveTransaction = l.transaction()
             l.pending.append(TextRoomRequest.leave(room: room, transaction: l.leaveTransaction))
             flush(&l)
             return true
         }
         var failures: [RoomLeaveFailure] = []
-        if sent {
+        if asked, let timeout {
             let deadline = MonotonicTime.now().advanced(bySeconds: timeout)
             while !link.withLock({ $0.leaveAnswered || $0.closed }) && MonotonicTime.now() < deadline {
                 try? await Task.sleep(for: .milliseconds(2))
             }
-            if !link.withLock({ $0.leaveAnswered }) { failures.append(.request("leave (chat)", .malformedReply("no answer to the TextRoom leave"))) }
+            if !link.withLock({ $0.leaveAnswered }) {
+                failures.append(.request("leave (chat)", .malformedReply("no answer to the TextRoom leave")))
+            }
         }
         driver.withLock { $0?.cancel() }
         link.withLock { l in
             l.closed = true
             l.transport.close()
         }
-        do { try await janus.destroy() } catch { failures.append(.request("destroy session (chat)", janusError(error))) }
+        if timeout == nil {
+            let janus = self.janus
+            Task { try? await janus.destroy() }
+        } else {
+            do { try await janus.destroy() } catch { failures.append(.request("destroy session (chat)", janusError(error))) }
+        }
         sink.finish()
         return failures
     }
@@ -344,8 +352,9 @@ final class RoomChat: Sendable {
         switch event {
         case .message(let r, let from, let text, let date, _) where ours(r):
             l.statistics.messagesReceived += 1
-            sink.yield(.message(ChatMessage(senderID: from, displayName: l.displays[from] ?? from, text: text, time: Date(),
-                                            serverTime: date, isOwn: from == username)))
+            let message = ChatMessage(senderID: from, displayName: l.displays[from] ?? from, text: text, time: Date(),
+                                      serverTime: date, isOwn: from == username)
+            sink.yield(.message(message))
         case .joined(let r, let p) where ours(r):
             l.displays[p.username] = p.display ?? p.username
             if p.username != username { sink.yield(.joined(p)) }
