@@ -57,4 +57,50 @@ struct JoinChatTests {
             try await janus.destroy()
         }
     }
+
+    /// On a terminal, `--chat` sends each typed line, and the grid shows the messages received
+    /// under the participants, the newest last.
+    @Test func aTypedLineIsSentAndTheGridShowsTheMessages() async throws {
+        let files = Array(try detectConversationFiles().prefix(2))
+        let dir = try interopDirectory("join-chat-grid")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("first from bob\nsecond from bob 🚀\n".utf8).write(to: dir.appendingPathComponent("bob-chat.txt"))
+        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let room = try await VideoRoomHandle.attach(janus).createRoom(.init(room: 5290, publishers: 4))
+            try await TextRoomHandle.attach(janus).createRoom(room)
+            let terminal = try InteropTerminal()
+            let common = ["join", "--janus", server.baseURL.absoluteString, "--room", "\(room)", "--wait-for", "2", "--timeout", "3"]
+            let ann = try InteropChild(interopParleyBinary, common + ["--name", "ann", "--audio", files[0].path, "--output", "ann-mix.wav", "--chat"],
+                                       in: dir, name: "join-ann", terminal: terminal.device)
+            let bob = try InteropChild(interopParleyBinary,
+                                       common + ["--name", "bob", "--audio", files[1].path, "--output", "bob-mix.wav", "--no-tui",
+                                                 "--events", "bob.jsonl", "--chat-from", "bob-chat.txt"],
+                                       in: dir, name: "join-bob")
+            let start = ContinuousClock.now
+            #expect(terminal.shows("second from bob 🚀", within: 30), "\(terminal.text.suffix(2_000))")
+            #expect(terminal.shows("Chat (type a line and Enter to send"), "\(terminal.text.suffix(2_000))")
+            let screen = try #require(terminal.text.components(separatedBy: "\u{1B}[H\u{1B}[2J").last { $0.contains("bob: second from bob 🚀") })
+            let first = try #require(screen.range(of: "bob: first from bob"), "\(screen)")
+            let second = try #require(screen.range(of: "bob: second from bob 🚀"), "\(screen)")
+            #expect(first.upperBound <= second.lowerBound, "the newest last")
+            #expect(screen.range(of: "Chat (")!.lowerBound > screen.range(of: "bob")!.lowerBound, "the chat is under the participants")
+            terminal.type("typed on the terminal\n")
+            let typed = try await { () async throws -> Bool in
+                while ContinuousClock.now - start < .seconds(45) {
+                    let events = (try? interopEvents(dir.appendingPathComponent("bob.jsonl"))) ?? []
+                    if events.contains(where: { $0["type"] as? String == "message" && $0["participant"] as? String == "ann"
+                                                && $0["text"] as? String == "typed on the terminal" }) { return true }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                return false
+            }()
+            #expect(typed, "bob got the typed line")
+            #expect(terminal.shows("ann (me): typed on the terminal"), "ann's own echo on its grid")
+            #expect(ann.wait(seconds: 60) == 0, "\(terminal.text.suffix(2_000))")
+            #expect(bob.wait(seconds: 30) == 0, "\(bob.output)")
+            try await janus.destroy()
+        }
+    }
 }
