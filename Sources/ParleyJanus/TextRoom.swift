@@ -28,12 +28,28 @@ public struct TextRoomHandle: JanusRoomHandle {
     ///   - room: the room id; nil lets Janus choose one.
     ///   - pin: the pin a participant needs to join.
     ///   - history: messages the room keeps and sends to each new participant (0: none).
+    ///   - secret: the secret needed to kick participants or destroy the room.
     /// - Returns: the room id.
     @discardableResult
-    public func createRoom(_ room: UInt64? = nil, pin: String? = nil, history: Int = 0) async throws -> UInt64 {
+    public func createRoom(_ room: UInt64? = nil, pin: String? = nil, history: Int = 0, secret: String? = nil) async throws -> UInt64 {
         var body: [String: JSONValue] = ["history": .int(Int64(history))]
         if let pin { body["pin"] = .string(pin) }
-        return try await request.create(body, room: room, description: nil, secret: nil)
+        return try await request.create(body, room: room, description: nil, secret: secret)
+    }
+
+    /// Kicks participant `username` out of room `room`; `secret` is the room's.
+    /// - Throws: ``JanusError/plugin(code:text:)`` when the plugin refuses (a wrong secret, no
+    ///   such participant), or another ``JanusError``.
+    public func kick(_ username: String, room: UInt64, secret: String? = nil) async throws {
+        var body: [String: JSONValue] = ["request": "kick", "room": .int(Int64(bitPattern: room)), "username": .string(username)]
+        if let secret { body["secret"] = .string(secret) }
+        guard case .success(let data) = try await client.send(message: .object(body), to: id) else {
+            throw JanusError.malformedReply("textroom: ack where a synchronous answer was expected")
+        }
+        // Janus 1.1.2 names this answer's kind "textbridge".
+        guard (data["textroom"] ?? data["textbridge"])?.stringValue == "success" else {
+            throw JanusError.malformedReply("textroom: kick answered \(data)")
+        }
     }
 
     /// Destroys room `room`.

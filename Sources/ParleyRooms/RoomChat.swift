@@ -63,8 +63,8 @@ public enum ChatEvent: Sendable, Hashable {
     case left(TextRoomParticipant)
     /// Janus refused a message of this participant's: its code and text.
     case refused(code: Int, reason: String)
-    /// The chat ended: its data channel closed, its PeerConnection failed, or the room was
-    /// destroyed.
+    /// The chat ended: its data channel closed, its PeerConnection failed, the room was
+    /// destroyed, or this participant was kicked out of it.
     case closed
 }
 
@@ -75,7 +75,7 @@ public enum ChatError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooLong(size: Int, limit: Int)
     /// The bytes are not UTF-8.
     case invalidUTF8
-    /// The chat's data channel has closed (or the room was left).
+    /// The chat has closed (``ChatEvent/closed``) or the room was left.
     case channelClosed
     /// The room was joined without a chat (``JanusRoom/Options/chat`` nil).
     case notEnabled
@@ -360,7 +360,11 @@ final class RoomChat: Sendable {
             if p.username != username { sink.yield(.joined(p)) }
         case .left(let r, let name) where ours(r), .kicked(let r, let name) where ours(r):
             let display = l.displays.removeValue(forKey: name)
-            if name != username { sink.yield(.left(TextRoomParticipant(username: name, display: display))) }
+            if name != username {
+                sink.yield(.left(TextRoomParticipant(username: name, display: display)))
+            } else if case .kicked = event {
+                close(&l)
+            }
         case .success(let tx, let participants):
             if tx == l.joinTransaction, l.joinOutcome == nil {
                 for p in participants { l.displays[p.username] = p.display ?? p.username }

@@ -153,8 +153,8 @@ struct RoomChatTests {
         }
     }
 
-    /// A wrong chat pin is Janus's refusal, typed, and leaves nothing behind; a room joined
-    /// without a chat refuses to send.
+    /// A wrong chat pin is Janus's refusal, typed, and leaves nothing behind; kicked out of the
+    /// chat room, the chat closes; a room joined without a chat refuses to send.
     @Test func aWrongChatPinIsATypedErrorAndNoChatIsNotEnabled() async throws {
         try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
             let janus = JanusClient(baseURL: server.baseURL)
@@ -171,6 +171,17 @@ struct RoomChatTests {
                 return code == TextRoomHandle.ErrorCode.unauthorized
             }
             #expect(try await videoRoom.listParticipants(room: media).isEmpty, "nothing left behind")
+
+            // Kicked out of the chat room: the chat closes, and sending is refused as closed.
+            let open = try await TextRoomHandle.attach(janus)
+            let kickable = try await open.createRoom(5201, secret: "admin")
+            o.chat = ChatOptions(room: kickable)
+            let kicked = try await JanusRoom.join(o)
+            let log = ChatLog(kicked)
+            try await open.kick(String(kicked.participantID), room: kickable, secret: "admin")
+            #expect(await log.wait { $0.events.last == .closed }, "\(log.events)")
+            #expect(throws: ChatError.channelClosed) { try kicked.send(chat: "still here?") }
+            #expect(await kicked.leave() == [])
             o.chat = nil
             let plain = try await JanusRoom.join(o)
             #expect(throws: ChatError.notEnabled) { try plain.send(chat: "hello") }
