@@ -162,7 +162,8 @@ final class RoomChat: Sendable {
 
     /// Sets up the chat: a Janus session of its own, a TextRoom handle checked to hold the
     /// room, Janus's offer answered, the data channel opened, and the TextRoom join (as
-    /// `username`, shown as `display`) answered. Then a task drives the channel until ``leave()``.
+    /// `username`, shown as `display`) answered. Then a task drives the channel until
+    /// ``leave(timeout:)``.
     /// - Throws: ``RoomError``: ``RoomError/noSuchRoom(room:server:)``, ``RoomError/chat(_:)``
     ///   with ``ChatError/refused(code:reason:)`` (a wrong pin, a username taken),
     ///   ``RoomError/joinTimedOut(room:seconds:hint:)``, ``RoomError/webRTC(_:)``, ... Nothing
@@ -227,7 +228,7 @@ final class RoomChat: Sendable {
             if case .success? = outcome { break }
             var failure: RoomError?
             if case .failure(let error)? = outcome { failure = .chat(error) }
-            if closed { failure = .chat(.channelClosed) }
+            if closed, failure == nil { failure = .chat(.channelClosed) }
             if failure == nil, MonotonicTime.now() >= deadline {
                 failure = .joinTimedOut(room: room, seconds: o.joinTimeout, hint: " (the chat's data channel did not come up)")
             }
