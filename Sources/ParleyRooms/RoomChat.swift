@@ -101,14 +101,18 @@ public struct ChatStatistics: Sendable, Hashable {
     public var messagesReceived = 0
     /// Data-channel messages that were not TextRoom events: dropped.
     public var eventsMalformed = 0
-    /// From the DTLS handshake's end to the data channel's opening (Janus's DATA_CHANNEL_ACK),
-    /// seconds; nil until open.
+    /// From the DTLS handshake's end to the data channel's opening: the SCTP association up
+    /// and DATA_CHANNEL_OPEN sent, when the channel may carry messages (RFC 8832 section 6;
+    /// where a browser fires `open` on a channel it opened), seconds; nil until then.
     public var channelOpenAfterDTLS: Double?
+    /// From the DTLS handshake's end to Janus's DATA_CHANNEL_ACK, seconds; nil until then.
+    public var channelAcknowledgedAfterDTLS: Double?
 }
 
-/// The events of the data channel, kept for the chat's state to take after each drive.
+/// The events of the data channel, each with the time the endpoint reported it, kept for the
+/// chat's state to take after each drive.
 private final class ChannelInbox {
-    var events: [DataChannelEvent] = []
+    var events: [(event: DataChannelEvent, at: MonotonicTime)] = []
 }
 
 /// What the chat keeps under its lock: the transport and the channel, and the TextRoom state.
@@ -205,7 +209,7 @@ final class RoomChat: Sendable {
             let answer = try JSEPDescription.answer(to: offer, local: transport.local(cname: o.name, audioSSRC: 1, videoSSRC: 2),
                                                     dataChannel: true) { _ in .receiveOnly }
             guard let endpoint = transport.dataChannels else { throw RoomError.description("Janus's offer has no data channel") }
-            endpoint.onEvent = { inbox.events.append($0) }
+            endpoint.onEvent = { inbox.events.append(($0, clock.now())) }
             channel = try endpoint.open(DataChannelParameters(label: "JanusDataChannel"))
             try await handle.ack(answer: JanusJSEP(type: .answer, sdp: answer.text))
         } catch {
@@ -237,8 +241,8 @@ final class RoomChat: Sendable {
                 try? await janus.destroy()
                 throw failure
             }
-            // Polled closely while the association and the channel come up: each of their round
-            // trips waits for the next poll.
+            // Polled closely while the connection, the association, the channel and the join come
+            // up: each of their round trips waits for the next poll.
             try? await Task.sleep(for: .microseconds(100))
         }
         chat.driver.withLock { task in
@@ -317,23 +321,26 @@ final class RoomChat: Sendable {
             let now = clock.now()
             l.transport.receive(until: now) { _, _ in }
             switch l.transport.state {
-            case .connected: if l.dtlsUp == nil { l.dtlsUp = now }
+            case .connected: if l.dtlsUp == nil { l.dtlsUp = l.transport.connectedAt }
             case .connecting: break
             case .failed, .closed: close(&l)
             }
             let events = l.inbox.events
-            l.inbox.events.removeAll(keepingCapacity: true)
-            for event in events { take(event, &l, at: now) }
+            l.inbox.events = []
+            for (event, at) in events { take(event, &l, at: at) }
             flush(&l)
             return !l.closed
         }
     }
 
-    private func take(_ event: DataChannelEvent, _ l: inout ChatLink, at now: MonotonicTime) {
+    private func take(_ event: DataChannelEvent, _ l: inout ChatLink, at time: MonotonicTime) {
         switch event {
+        case .ready:
+            // The channel's DATA_CHANNEL_OPEN leaves as this event returns.
+            if let up = l.dtlsUp { l.statistics.channelOpenAfterDTLS = Double(up.nanoseconds(to: time)) / 1e9 }
         case .opened(let c) where c.id == l.channel:
             l.open = true
-            if let up = l.dtlsUp { l.statistics.channelOpenAfterDTLS = Double(up.nanoseconds(to: now)) / 1e9 }
+            if let up = l.dtlsUp { l.statistics.channelAcknowledgedAfterDTLS = Double(up.nanoseconds(to: time)) / 1e9 }
         case .message(_, .text(let text)):
             var bytes = text
             let event: TextRoomEvent

@@ -93,6 +93,8 @@ public final class WebRTCTransport: PacketTransport {
     public private(set) var state: WebRTCTransportState = .connecting
     /// The DTLS role, once the peer's description set it.
     public private(set) var dtlsRole: DTLSRole?
+    /// When the DTLS handshake ended and the keys were there (the transport's clock), once it has.
+    public private(set) var connectedAt: MonotonicTime?
     /// The data channels, when both descriptions have a data-channel section (set by
     /// ``setRemote(_:dataChannel:)``; nil otherwise). Open, send and close on it; its `onEvent` reports
     /// the channels and their messages from inside ``receive(until:_:)``.
@@ -398,6 +400,7 @@ public final class WebRTCTransport: PacketTransport {
         do throws(SRTPError) {
             media = try Media(keys: keys)
             state = .connected
+            connectedAt = clock.now()
         } catch {
             fail(.srtp(error))
             return
