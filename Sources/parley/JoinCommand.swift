@@ -98,8 +98,9 @@ let joinCommand = Command(
                                 On the grid the key m toggles mute and q leaves; SIGUSR1 also
                                 toggles mute (kill -USR1 PID)
           --transport KIND      webrtc (the default) or rtp
-          --ice-address ADDRS   WebRTC: the IP addresses (comma-separated) to gather ICE
-                                candidates on (default: every interface but the loopback)
+          --ice-address ADDRS   WebRTC (and the chat's PeerConnection, with any transport): the IP
+                                addresses (comma-separated) to gather ICE candidates on
+                                (default: every interface but the loopback)
           --srtp                rtp: have Janus forward the others' media as SRTP
                                 (AES_CM_128_HMAC_SHA1_80) under a key generated here (never printed)
           --receive-port PORT   rtp: the local UDP port the room's media arrive on (default: any free)
@@ -189,7 +190,7 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         for unsupported in ["srtp", "receive-port", "forward-to"] where s.value(unsupported) != nil || s.flag(unsupported) {
             throw .init(description: "--\(unsupported) is for --transport rtp (WebRTC's media are always encrypted, on ports ICE finds)")
         }
-    } else if s.value("ice-address") != nil {
+    } else if s.value("ice-address") != nil, !s.flag("chat"), s.value("chat-from") == nil {
         throw .init(description: "--ice-address is for --transport webrtc")
     }
     if let list = s.value("ice-address") {
