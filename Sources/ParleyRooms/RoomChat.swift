@@ -115,6 +115,33 @@ private final class ChannelInbox {
     var events: [(event: DataChannelEvent, at: MonotonicTime)] = []
 }
 
+/// Wakes the task that drives the chat: a datagram arrived (from ICE's thread), or a timer is due.
+/// A signal with nobody waiting is kept for the next wait.
+final class ChatWakeup: Sendable {
+    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func signal() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let w = s.waiter else { s.pending = true; return nil }
+            s.waiter = nil
+            return w
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next signal (at once if one came since the last wait).
+    func wait() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.pending { s.pending = false; return true }
+                s.waiter = c
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+}
+
 /// What the chat keeps under its lock: the transport and the channel, and the TextRoom state.
 private struct ChatLink {
     let transport: WebRTCTransport
@@ -152,11 +179,17 @@ final class RoomChat: Sendable {
     let clock: any MediaClock
     let sink: AsyncStream<ChatEvent>.Continuation
     private let link: Mutex<ChatLink>
-    private let driver = Mutex<Task<Void, Never>?>(nil)
+    private let wakeup: ChatWakeup
+    /// The task that drives the transport at each wake-up, and the one that wakes it for the
+    /// timers (DTLS's, SCTP's).
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// The longest the transport goes undriven: its timers' resolution.
+    static let tick = Duration.milliseconds(5)
 
     private init(janus: JanusClient, room: UInt64, username: String, clock: any MediaClock,
-                 sink: AsyncStream<ChatEvent>.Continuation, link: sending ChatLink) {
+                 sink: AsyncStream<ChatEvent>.Continuation, wakeup: ChatWakeup, link: sending ChatLink) {
         self.janus = janus
+        self.wakeup = wakeup
         self.room = room
         self.username = username
         self.clock = clock
@@ -190,8 +223,12 @@ final class RoomChat: Sendable {
             try? await janus.destroy()
             throw .webRTC(.dtls(error))
         }
+        let wakeup = ChatWakeup()
         let transport: WebRTCTransport
-        do { transport = try await JanusRoom.gatheredTransport(.answerer, o, clock: clock, certificate: certificate) } catch {
+        do {
+            transport = try await JanusRoom.gatheredTransport(.answerer, o, clock: clock, certificate: certificate,
+                                                              onArrival: { wakeup.signal() })
+        } catch {
             try? await janus.destroy()
             throw error
         }
@@ -224,7 +261,17 @@ final class RoomChat: Sendable {
         link.joinTransaction = link.transaction()
         link.pending = [TextRoomRequest.join(room: room, username: username, display: o.name, pin: chat.pin ?? o.pin,
                                              transaction: link.joinTransaction)]
-        let chat = RoomChat(janus: janus, room: room, username: username, clock: clock, sink: sink, link: link)
+        let chat = RoomChat(janus: janus, room: room, username: username, clock: clock, sink: sink, wakeup: wakeup, link: link)
+        chat.tasks.withLock { tasks in
+            tasks = [
+                Task { [chat] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: RoomChat.tick)
+                        chat.wakeup.signal()
+                    }
+                },
+            ]
+        }
         let deadline = MonotonicTime.now().advanced(bySeconds: o.joinTimeout)
         while true {
             chat.pump()
@@ -237,18 +284,17 @@ final class RoomChat: Sendable {
                 failure = .joinTimedOut(room: room, seconds: o.joinTimeout, hint: " (the chat's data channel did not come up)")
             }
             if let failure {
+                chat.stopTasks()
                 chat.link.withLock { $0.transport.close() }
                 try? await janus.destroy()
                 throw failure
             }
-            // Polled closely while the connection, the association, the channel and the join come
-            // up: each of their round trips waits for the next poll.
-            try? await Task.sleep(for: .microseconds(100))
+            await wakeup.wait()
         }
-        chat.driver.withLock { task in
-            task = Task { [chat] in
-                while !Task.isCancelled, chat.pump() { try? await Task.sleep(for: .milliseconds(1)) }
-            }
+        chat.tasks.withLock { tasks in
+            tasks.append(Task { [chat] in
+                while !Task.isCancelled, chat.pump() { await chat.wakeup.wait() }
+            })
         }
         return chat
     }
@@ -297,7 +343,7 @@ final class RoomChat: Sendable {
                 failures.append(.request("leave (chat)", .malformedReply("no answer to the TextRoom leave")))
             }
         }
-        driver.withLock { $0?.cancel() }
+        stopTasks()
         link.withLock { l in
             l.closed = true
             l.transport.close()
@@ -310,6 +356,12 @@ final class RoomChat: Sendable {
         }
         sink.finish()
         return failures
+    }
+
+    /// Cancels the driving tasks and wakes the one that waits.
+    private func stopTasks() {
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+        wakeup.signal()
     }
 
     /// Drives the transport once: what arrived is taken (DTLS, SCTP, the channel's messages as
