@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Starts Janus (the Debian package) with a minimal configuration for Parley's rooms: the HTTP
-# API on 127.0.0.1:PORT (default 8088, path /janus), no admin API, only the VideoRoom and
-# AudioBridge plugins, RTP ports 20000-20200, and room 1234 in each plugin (VideoRoom: up to
-# 6 publishers, talking events; AudioBridge: 16 kHz mix, plain-RTP participants allowed, talking
-# events from 0.5 s of levels averaging above -40 dBov).
+# API on 127.0.0.1:PORT (default 8088, path /janus), no admin API, only the VideoRoom,
+# AudioBridge and TextRoom plugins, RTP ports 20000-20200, and room 1234 in each plugin
+# (VideoRoom: up to 6 publishers, talking events; AudioBridge: 16 kHz mix, plain-RTP participants
+# allowed, talking events from 0.5 s of levels averaging above -40 dBov; TextRoom: the chat of
+# `parley join --chat`).
 # The configuration is written to a fresh temporary folder; Janus runs in the foreground
 # (Ctrl-C stops it).
 #
@@ -16,7 +17,13 @@ plugins="$(sed -n 's/^[[:space:]]*plugins_folder = "\([^"]*\)".*/\1/p' /etc/janu
 transports="$(sed -n 's/^[[:space:]]*transports_folder = "\([^"]*\)".*/\1/p' /etc/janus/janus.jcfg | head -1)"
 plugins="${plugins:-/usr/lib/x86_64-linux-gnu/janus/plugins}"
 transports="${transports:-/usr/lib/x86_64-linux-gnu/janus/transports}"
-others() { ls "$1" | grep '\.so$' | grep -v -x -e "$2" -e "${3:-none}" | paste -sd, -; }
+# The .so files of folder $1 but those named after it.
+others() {
+  local folder="$1" keep=()
+  shift
+  for name in "$@"; do keep+=(-e "$name"); done
+  ls "$folder" | grep '\.so$' | grep -v -x "${keep[@]}" | paste -sd, -
+}
 cat > "$dir/janus.jcfg" <<CFG
 general: {
 	configs_folder = "$dir"
@@ -32,7 +39,7 @@ nat: {
 	ice_ignore_list = "vmnet"
 }
 plugins: {
-	disable = "$(others "$plugins" libjanus_videoroom.so libjanus_audiobridge.so)"
+	disable = "$(others "$plugins" libjanus_videoroom.so libjanus_audiobridge.so libjanus_textroom.so)"
 }
 transports: {
 	disable = "$(others "$transports" libjanus_http.so)"
@@ -65,6 +72,13 @@ room-1234: {
 	audiocodec = "opus"
 	videocodec = "vp8"
 	audiolevel_event = true
+}
+CFG
+cat > "$dir/janus.plugin.textroom.jcfg" <<CFG
+general: {
+}
+room-1234: {
+	description = "Parley room"
 }
 CFG
 cat > "$dir/janus.plugin.audiobridge.jcfg" <<CFG

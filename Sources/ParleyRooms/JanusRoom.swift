@@ -124,6 +124,9 @@ public final class JanusRoom: Sendable {
         public var forwardTo: ForwardAddress?
         /// The longest wait for Janus's answer to the join, seconds.
         public var joinTimeout: Double
+        /// The room's chat through Janus's TextRoom plugin (nil: none): a PeerConnection of
+        /// its own with a data channel, on ``iceAddresses``, joined under ``name``.
+        public var chat: ChatOptions?
 
         /// Options for joining room `room` of the Janus API at `server` as `name`; the rest as
         /// their defaults: over WebRTC on every interface but the loopback, no pin, unmuted,
@@ -142,6 +145,7 @@ public final class JanusRoom: Sendable {
             receivePort = 0
             forwardTo = nil
             joinTimeout = 30
+            chat = nil
         }
 
         /// Janus's host, once the options are checked.
@@ -184,8 +188,18 @@ public final class JanusRoom: Sendable {
     /// What the room says beside the call's events, in order, until the participant leaves or
     /// the room ends (one consumer).
     public let notes: AsyncStream<RoomNote>
+    /// The room's chat, in order, until the participant leaves or the chat closes (one
+    /// consumer); finished at once when joined without ``Options/chat``.
+    public let chat: AsyncStream<ChatEvent>
+    /// The longest text a chat message may have, bytes as JSON writes it (UTF-8, with quotes,
+    /// backslashes and control characters escaped): Janus's TextRoom carries at most 65535
+    /// bytes per data-channel message, its envelope included.
+    public static let chatTextLimit = RoomChat.textLimit
 
     let noteSink: AsyncStream<RoomNote>.Continuation
+    let chatSink: AsyncStream<ChatEvent>.Continuation
+    /// The chat, once set up.
+    let chatLink = Mutex<RoomChat?>(nil)
     let clock: any MediaClock
     let link: any RoomLink
     /// The sockets, until ``makeCall(configuration:)`` hands them to the session.
@@ -202,6 +216,8 @@ public final class JanusRoom: Sendable {
         self.destination = destination
         self.sockets = Mutex<RoomSockets?>(sockets)
         (notes, noteSink) = AsyncStream.makeStream(of: RoomNote.self)
+        (chat, chatSink) = AsyncStream.makeStream(of: ChatEvent.self, bufferingPolicy: .unbounded)
+        if options.chat == nil { chatSink.finish() }
         state.withLock { $0.members[participantID] = options.name }
     }
 
@@ -218,13 +234,53 @@ public final class JanusRoom: Sendable {
     public static func join(_ options: Options, clock: any MediaClock = SystemMediaClock()) async throws(RoomError) -> JanusRoom {
         let host = try options.validated()
         let janus = JanusClient(baseURL: options.server)
+        let room: JanusRoom
         switch (options.plugin, options.transport) {
-        case (.videoRoom, .webRTC): return try await joinVideoRoomWebRTC(options, janus: janus, clock: clock)
-        case (.audioBridge, .webRTC): return try await joinAudioBridgeWebRTC(options, janus: janus, clock: clock)
-        case (.videoRoom, .plainRTP): return try await joinVideoRoom(options, janus: janus, janusHost: host, clock: clock)
-        case (.audioBridge, .plainRTP): return try await joinAudioBridge(options, janus: janus, janusHost: host, clock: clock)
+        case (.videoRoom, .webRTC): room = try await joinVideoRoomWebRTC(options, janus: janus, clock: clock)
+        case (.audioBridge, .webRTC): room = try await joinAudioBridgeWebRTC(options, janus: janus, clock: clock)
+        case (.videoRoom, .plainRTP): room = try await joinVideoRoom(options, janus: janus, janusHost: host, clock: clock)
+        case (.audioBridge, .plainRTP): room = try await joinAudioBridge(options, janus: janus, janusHost: host, clock: clock)
         }
+        if let chat = options.chat {
+            do {
+                let link = try await RoomChat.start(options, chat: chat, username: String(room.participantID), clock: clock,
+                                                    sink: room.chatSink)
+                room.chatLink.withLock { $0 = link }
+            } catch {
+                await room.leave()
+                throw error
+            }
+        }
+        return room
     }
+
+    /// Sends `text` to everyone in the chat room (this participant gets its echo, marked
+    /// ``ChatMessage/isOwn``). It leaves at once, or, in a burst, as soon as the data channel's
+    /// send buffer has room: messages go in the order sent.
+    /// - Throws: ``ChatError/tooLong(size:limit:)`` over ``chatTextLimit``,
+    ///   ``ChatError/channelClosed`` once the chat has closed or the room was left,
+    ///   ``ChatError/notEnabled`` without ``Options/chat``. Janus's refusals come later as
+    ///   ``ChatEvent/refused(code:reason:)``.
+    public func send(chat text: String) throws(ChatError) {
+        guard let link = chatLink.withLock({ $0 }) else {
+            throw options.chat == nil ? .notEnabled : .channelClosed
+        }
+        try link.send(text)
+    }
+
+    /// Sends UTF-8 bytes as a chat message, as ``send(chat:)``.
+    /// - Throws: ``ChatError/invalidUTF8`` when they are not UTF-8, else as ``send(chat:)``.
+    public func send(chatUTF8 bytes: some Collection<UInt8>) throws(ChatError) {
+        guard let text = String(validating: Array(bytes), as: UTF8.self) else { throw .invalidUTF8 }
+        try send(chat: text)
+    }
+
+    /// The chat room's participants as Janus announced them, this one included (empty without
+    /// a chat).
+    public var chatParticipants: [TextRoomParticipant] { chatLink.withLock { $0 }?.participants ?? [] }
+
+    /// The chat's counters (nil without a chat).
+    public var chatStatistics: ChatStatistics? { chatLink.withLock { $0 }?.statistics }
 
     /// The call session of this participant, on the calling thread (the call's): the session's
     /// configuration is `configuration` with what the room needs (which remotes it admits, the
@@ -350,17 +406,20 @@ public final class JanusRoom: Sendable {
         for task in tasks { task.cancel() }
         noteSink.finish()
         guard !alreadyLeft else { return [] }
+        var chatFailures: [RoomLeaveFailure] = []
+        if let chat = chatLink.withLock({ $0.take() }) { chatFailures = await chat.leave(timeout: ended == nil ? min(timeout, 5) : nil) }
+        chatSink.finish()
         guard ended == nil else {
             // Nothing to leave: only the session's keep-alives to stop.
             let janus = self.janus
             Task { try? await janus.destroy() }
-            return []
+            return chatFailures
         }
         let failures = LeaveFailures()
         let finished = await withDeadline(seconds: timeout) { [self] in
             await link.cleanUp(self) { name, error in failures.append(.request(name, janusError(error))) }
         }
-        return failures.all + (finished ? [] : [.timedOut(seconds: timeout)])
+        return chatFailures + failures.all + (finished ? [] : [.timedOut(seconds: timeout)])
     }
 
     // MARK: Following the room

@@ -35,6 +35,9 @@ public enum RoomError: Error, Sendable, CustomStringConvertible {
     case webRTC(WebRTCTransportError)
     /// Janus's session description does not parse.
     case description(String)
+    /// The room's chat could not start: Janus's TextRoom refused the join (a wrong pin, a
+    /// username taken), or its data channel closed.
+    case chat(ChatError)
 
     public var description: String {
         switch self {
@@ -54,6 +57,7 @@ public enum RoomError: Error, Sendable, CustomStringConvertible {
         case .callAlreadyMade: return "the room's call was made already"
         case .webRTC(let error): return "WebRTC: \(error)"
         case .description(let text): return "session description: \(text)"
+        case .chat(let error): return "chat: \(error)"
         }
     }
 }

@@ -15,10 +15,13 @@ import Synchronization
 extension JanusRoom {
     /// A WebRTC transport of this participant's, with its candidates gathered (Janus takes
     /// them in the description: it is not asked to trickle).
-    static func gatheredTransport(_ role: WebRTCTransportRole, _ o: Options, clock: any MediaClock,
-                                  certificate: DTLSCertificate) async throws(RoomError) -> WebRTCTransport {
+    static func gatheredTransport(_ role: WebRTCTransportRole, _ o: Options, clock: any MediaClock, certificate: DTLSCertificate,
+                                  onArrival: (@Sendable () -> Void)? = nil) async throws(RoomError) -> WebRTCTransport {
         let transport: WebRTCTransport
-        do { transport = try WebRTCTransport(role: role, certificate: certificate, localAddresses: o.iceAddresses, clock: clock) } catch {
+        do {
+            transport = try WebRTCTransport(role: role, certificate: certificate, localAddresses: o.iceAddresses, clock: clock,
+                                            onArrival: onArrival)
+        } catch {
             throw .webRTC(error)
         }
         let deadline = MonotonicTime.now().advanced(bySeconds: 5)

@@ -93,6 +93,8 @@ public final class WebRTCTransport: PacketTransport {
     public private(set) var state: WebRTCTransportState = .connecting
     /// The DTLS role, once the peer's description set it.
     public private(set) var dtlsRole: DTLSRole?
+    /// When the DTLS handshake ended and the keys were there (the transport's clock), once it has.
+    public private(set) var connectedAt: MonotonicTime?
     /// The data channels, when both descriptions have a data-channel section (set by
     /// ``setRemote(_:dataChannel:)``; nil otherwise). Open, send and close on it; its `onEvent` reports
     /// the channels and their messages from inside ``receive(until:_:)``.
@@ -135,11 +137,14 @@ public final class WebRTCTransport: PacketTransport {
     ///   - clock: stamps each datagram's arrival.
     ///   - queueCapacity: datagrams held between ICE's thread and `receive`, 1...65536.
     ///   - dtlsConfiguration: SRTP profiles, MTU and retransmission timer of the handshake.
+    ///   - onArrival: called on ICE's thread after each datagram is queued, to wake an owner
+    ///     that waits for them instead of calling `receive` on a timer; it must be quick.
     /// - Throws: ``WebRTCTransportError/invalidQueueCapacity(_:)`` or
     ///   ``WebRTCTransportError/ice(_:)``.
     public init(role: WebRTCTransportRole, certificate: DTLSCertificate, localAddresses: [String] = [],
                 stunServer: ICEServerAddress? = nil, clock: any MediaClock, queueCapacity: Int = 512,
-                dtlsConfiguration: DTLSConnection.Configuration = DTLSConnection.Configuration()) throws(WebRTCTransportError) {
+                dtlsConfiguration: DTLSConnection.Configuration = DTLSConnection.Configuration(),
+                onArrival: (@Sendable () -> Void)? = nil) throws(WebRTCTransportError) {
         guard (1...65536).contains(queueCapacity) else { throw .invalidQueueCapacity(queueCapacity) }
         let slotSize = RTPLimits.maximumDatagramSize
         let queue = DatagramQueue(capacity: queueCapacity, slotSize: slotSize)
@@ -153,7 +158,10 @@ public final class WebRTCTransport: PacketTransport {
                 case .gatheringComplete: gathered.state.withLock { $0.complete = true }
                 case .stateChanged, .selectedPair: break
                 }
-            }, onDatagram: { queue.push($0, at: clock.now()) })
+            }, onDatagram: { datagram in
+                queue.push(datagram, at: clock.now())
+                onArrival?()
+            })
             try agent.gatherCandidates()
         } catch {
             throw .ice(error)
@@ -398,6 +406,7 @@ public final class WebRTCTransport: PacketTransport {
         do throws(SRTPError) {
             media = try Media(keys: keys)
             state = .connected
+            connectedAt = clock.now()
         } catch {
             fail(.srtp(error))
             return

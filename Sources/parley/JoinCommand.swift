@@ -17,6 +17,7 @@ let joinCommand = Command(
                            [--events FILE.jsonl] [--output FILE.wav] [--output-each DIR]
                            [--no-tui] [--wait-for COUNT] [--timeout S] [--muted]
                            [--transport webrtc|rtp] [--ice-address ADDR[,ADDR...]] [--srtp]
+                           [--chat] [--chat-from FILE]
 
         Joins room ID of the Janus server whose HTTP API is at URL (for example
         http://127.0.0.1:8088/janus).
@@ -58,6 +59,16 @@ let joinCommand = Command(
         source it leaves --timeout seconds after the file has been sent (the mix keeps coming
         while anyone is in the room).
 
+        With --chat it also takes part in the room's chat, through Janus's TextRoom plugin (a
+        TextRoom room with the same id as ID; a data channel on a PeerConnection of its own,
+        joined under NAME): each line typed on standard input is sent as a message (with
+        --chat-from FILE, each line of FILE, once the --wait-for participants are in the chat
+        too). The messages received, this participant's own included, are shown on the grid
+        under the participants (the newest last), printed with --no-tui as "NAME: TEXT", and
+        written to --events as {"type": "message", "participant": NAME, "text": TEXT, "t",
+        "time": ISO 8601 arrival time, "own": whether this participant sent it} lines. With
+        --chat the grid's keys are off (standard input carries the messages): Ctrl-C leaves.
+
         Options:
           --janus URL           Janus's HTTP API (the /janus path)
           --room ID             the room's numeric id (it must exist)
@@ -87,8 +98,9 @@ let joinCommand = Command(
                                 On the grid the key m toggles mute and q leaves; SIGUSR1 also
                                 toggles mute (kill -USR1 PID)
           --transport KIND      webrtc (the default) or rtp
-          --ice-address ADDRS   WebRTC: the IP addresses (comma-separated) to gather ICE
-                                candidates on (default: every interface but the loopback)
+          --ice-address ADDRS   WebRTC (and the chat's PeerConnection, with any transport): the IP
+                                addresses (comma-separated) to gather ICE candidates on
+                                (default: every interface but the loopback)
           --srtp                rtp: have Janus forward the others' media as SRTP
                                 (AES_CM_128_HMAC_SHA1_80) under a key generated here (never printed)
           --receive-port PORT   rtp: the local UDP port the room's media arrive on (default: any free)
@@ -96,6 +108,8 @@ let joinCommand = Command(
                                 rtp: the address Janus sends the media to, when it cannot reach
                                 this machine directly (a NAT's forwarded port, a relay); default:
                                 this machine's address towards Janus and the receive port
+          --chat                chat in the room's TextRoom: lines of standard input are sent
+          --chat-from FILE      chat, sending the lines of FILE (instead of standard input)
 
         Prints the events (or shows the grid), then what was sent and received.
         Exit status: 0 the call ended normally, 1 Janus could not be reached or went away, the
@@ -131,13 +145,17 @@ private struct JoinOptions {
     /// Where Janus sends this participant's media, when not straight to it (a NAT's or a
     /// relay's address): host, and port (nil: the receive port).
     var forwardTo: (host: String, port: UInt16?)?
+    /// Chat through the room's TextRoom.
+    var chat = false
+    /// The file whose lines are sent to the chat (nil: standard input).
+    var chatFrom: String?
 }
 
 private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> JoinOptions {
     let s = try ArgumentScanner(args, valued: ["janus", "room", "name", "plugin", "audio", "video", "pin", "events", "output",
                                                "output-each", "wait-for", "timeout", "receive-port", "forward-to", "transport",
-                                               "ice-address"],
-                                flagNames: ["no-tui", "srtp", "muted"])
+                                               "ice-address", "chat-from"],
+                                flagNames: ["no-tui", "srtp", "muted", "chat"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard let u = s.value("janus") else { throw .init(description: "missing --janus URL") }
     guard let url = URL(string: u), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
@@ -172,7 +190,7 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         for unsupported in ["srtp", "receive-port", "forward-to"] where s.value(unsupported) != nil || s.flag(unsupported) {
             throw .init(description: "--\(unsupported) is for --transport rtp (WebRTC's media are always encrypted, on ports ICE finds)")
         }
-    } else if s.value("ice-address") != nil {
+    } else if s.value("ice-address") != nil, !s.flag("chat"), s.value("chat-from") == nil {
         throw .init(description: "--ice-address is for --transport webrtc")
     }
     if let list = s.value("ice-address") {
@@ -182,6 +200,11 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         for unsupported in ["video", "srtp", "output-each", "wait-for"] where s.value(unsupported) != nil || s.flag(unsupported) {
             throw .init(description: "--\(unsupported) is for --plugin videoroom (an AudioBridge room mixes audio only)")
         }
+    }
+    o.chatFrom = s.value("chat-from")
+    o.chat = s.flag("chat") || o.chatFrom != nil
+    if let file = o.chatFrom, !FileManager.default.isReadableFile(atPath: file) {
+        throw .init(description: "--chat-from: cannot read '\(file)'")
     }
     o.pin = s.value("pin")
     o.events = s.value("events")
@@ -260,6 +283,7 @@ private func join(_ o: JoinOptions) throws -> Int32 {
     options.srtp = o.srtp
     options.receivePort = o.receivePort
     options.forwardTo = o.forwardTo.map { JanusRoom.ForwardAddress(host: $0.host, port: $0.port) }
+    if o.chat { options.chat = ChatOptions() }
     if let f = camera?.format {
         options.video = .init(width: f.width, height: f.height, framesPerSecond: Int(f.framesPerSecond.rounded()))
     }
@@ -276,6 +300,7 @@ private func join(_ o: JoinOptions) throws -> Int32 {
         call = try room.makeCall(configuration: settings)
         eventsFile = try openSessionEvents(o.events, call.session, showGrid: showGrid)
         try blocking { try await room.waitForPublishers(o.waitFor, giveUp: { leaveRequested.load(ordering: .relaxed) }) }
+        if o.chat { try startChatInput(o, room: room) }
         if let camera = camera.take() {
             try camera.add(to: call.session, configuration: call.videoConfiguration(), sendingOn: call.sendTransport)
         }
@@ -307,12 +332,14 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
                            showGrid: Bool) throws -> Int32 {
     let session = call.session, room = call.room
     let relay = relayNotes(of: room, to: session.inlet, eventsFile: eventsFile, showGrid: showGrid, audioBridge: o.audioBridge)
+    let chatShown = ChatShown()
+    let chatRelay = o.chat ? relayChat(of: room, to: session.inlet, eventsFile: eventsFile, showGrid: showGrid, shown: chatShown) : nil
     var someoneJoined = false
     var sourceEndedAt: Double?
     var muted = o.muted
     var handledToggles = muteToggles.load(ordering: .relaxed)
     // Keys on the grid, read from a terminal: m toggles mute, q leaves.
-    let keys = showGrid ? TerminalKeys(["m": { muteToggles.add(1, ordering: .relaxed) },
+    let keys = showGrid && !o.chat ? TerminalKeys(["m": { muteToggles.add(1, ordering: .relaxed) },
                                         "q": { leaveRequested.store(true, ordering: .relaxed) }]) : nil   // restored at deinit too
     var grid = CallGrid(shown: showGrid)
     var connected = false
@@ -352,6 +379,8 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
             (o.audioBridge ? "In the room (Janus): " + room.members.joined(separator: ", ") + "   talking (Janus): "
                 + (room.talking.isEmpty ? "-" : room.talking.joined(separator: ", ")) + "\n" : "")
                 + (keys != nil ? "\nm: mute or unmute   q: leave\n" : "")
+                + (o.chat ? "\nChat (type a line and Enter to send; Ctrl-C leaves):\n"
+                    + chatShown.lines.withLock { $0.map { "  " + $0 + "\n" }.joined() } : "")
         }
     }
     signal(SIGINT) { _ in leaveRequested.store(true, ordering: .relaxed) }
@@ -365,6 +394,7 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
     signal(SIGTERM, SIG_DFL)
     signal(SIGUSR1, SIG_DFL)
     relay.cancel()
+    chatRelay?.cancel()
     let gone = roomEnded.withLock { $0 }
     let t0 = MonotonicTime.now()
     leave(room)
@@ -410,6 +440,87 @@ private func relayNotes(of room: JanusRoom, to inlet: CallSessionInlet, eventsFi
                 }
             }
         }
+    }
+}
+
+/// The newest chat messages, as the grid shows them under the participants (the newest last).
+private final class ChatShown: Sendable {
+    /// How many are shown.
+    static let count = 8
+    let lines = Mutex<[String]>([])
+
+    func add(_ line: String) {
+        lines.withLock { list in
+            list.append(line.replacingOccurrences(of: "\n", with: " "))
+            if list.count > Self.count { list.removeFirst(list.count - Self.count) }
+        }
+    }
+}
+
+/// Hands the room's chat to the call's thread: each message is written to `--events` as a
+/// `message` line, printed with `--no-tui`, and kept among the newest shown on the grid.
+private func relayChat(of room: JanusRoom, to inlet: CallSessionInlet, eventsFile: FileHandle?, showGrid: Bool,
+                       shown: ChatShown) -> Task<Void, Never> {
+    Task {
+        for await event in room.chat {
+            switch event {
+            case .message(let m):
+                let line = "\(m.displayName)\(m.isOwn ? " (me)" : ""): \(m.text)"
+                shown.add(line)
+                let time = Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(m.time)
+                inlet.post { session in
+                    if let h = eventsFile {
+                        h.write(Data(("{\"type\": \"message\", \"participant\": \(jsonString(m.displayName)), \"text\": \(jsonString(m.text)), "
+                            + "\"t\": \(String(format: "%.3f", session.mediaTime)), \"time\": \(jsonString(time)), \"own\": \(m.isOwn)}\n").utf8))
+                    }
+                    if !showGrid {
+                        FileHandle.standardOutput.write(Data((String(format: "%8.3f s  ", session.mediaTime) + line + "\n").utf8))
+                    }
+                }
+            case .refused(let code, let reason): printError("parley join: chat: Janus refused a message: error \(code): \(reason)")
+            case .closed: printError("parley join: chat: the chat's data channel closed")
+            case .joined, .left: break
+            }
+        }
+    }
+}
+
+/// Sends the chat's lines: those of `--chat-from` once the `--wait-for` participants are in
+/// the chat room (at most 30 s), else those typed on standard input, from a thread of their
+/// own. A line the chat refuses (too long, not UTF-8) is reported and skipped.
+private func startChatInput(_ o: JoinOptions, room: JanusRoom) throws {
+    @Sendable func send(_ line: ArraySlice<UInt8>) {
+        var bytes = line
+        if bytes.last == 0x0D { bytes.removeLast() }
+        guard !bytes.isEmpty else { return }
+        do { try room.send(chatUTF8: bytes) } catch { printError("parley join: chat: \(error)") }
+    }
+    if let file = o.chatFrom {
+        let data: [UInt8]
+        do { data = Array(try Data(contentsOf: URL(fileURLWithPath: file))) } catch { throw CallError("\(file): \(error.localizedDescription)") }
+        let lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+        let waitFor = o.waitFor
+        try blocking {
+            let deadline = MonotonicTime.now().advanced(bySeconds: 30)
+            while room.chatParticipants.count < waitFor, MonotonicTime.now() < deadline, !leaveRequested.load(ordering: .relaxed) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        for line in lines { send(line) }
+        return
+    }
+    Thread.detachNewThread {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while case .success(1) = valueOrErrno({ read(STDIN_FILENO, &byte, 1) }) {
+            if byte == 0x0A {
+                send(line[...])
+                line.removeAll(keepingCapacity: true)
+            } else {
+                line.append(byte)
+            }
+        }
+        if !line.isEmpty { send(line[...]) }
     }
 }
 

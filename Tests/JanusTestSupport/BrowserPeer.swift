@@ -26,6 +26,13 @@ public final class BrowserPeer: @unchecked Sendable {
         case publish(audio: URL, display: String)
         /// Joins `room` as a subscriber of the publisher whose id is `feed` (audio only).
         case subscribe(feed: UInt64)
+        /// Joins TextRoom room `room` as `display` (janus.js's data channel): reports its
+        /// data channel's opening (`open`, with `afterDTLS`: seconds from its DTLS transport's
+        /// `connected`), the join (`chatJoined`), and each message received (`message`: `from`,
+        /// `text` up to 300 UTF-8 bytes, `bytes`, `fnv`: FNV-1a 32 of its UTF-8). A message
+        /// `@go-browser` makes it send `c-1` to `c-5` and a Unicode one, `@burst-browser` 1000
+        /// messages `cb-0` to `cb-999`, and `ping-N` gets `pong-N` back at once.
+        case chat(display: String)
     }
 
     /// One line the page reported: what happened (`joined`, `ice`, `webrtc`, `stats`, `error`,
@@ -41,6 +48,7 @@ public final class BrowserPeer: @unchecked Sendable {
     private let stderrPipe = Pipe()
     private let lock = NSLock()
     private var lines: [String] = []
+    /// The bytes after the last newline read so far (a line split between two reads).
     private var partial: [UInt8] = []
 
     /// Writes the page and starts Chromium on it.
@@ -49,8 +57,12 @@ public final class BrowserPeer: @unchecked Sendable {
             throw ServerError("\(Self.janusScript) is missing (apt-get install libjs-janus-gateway)")
         }
         let audio: URL? = if case .publish(let audio, _) = role { audio } else { nil }
-        try self.init(page: Self.page(janus: janus, room: room, role: role, pin: pin), audio: audio,
-                      files: [URL(fileURLWithPath: Self.janusScript)])
+        let page = if case .chat(let display) = role {
+            Self.chatPage(janus: janus, room: room, display: display)
+        } else {
+            Self.page(janus: janus, room: room, role: role, pin: pin)
+        }
+        try self.init(page: page, audio: audio, files: [URL(fileURLWithPath: Self.janusScript)])
     }
 
     /// Writes `html` as the page (beside copies of `files`) and starts Chromium on it, its fake
@@ -82,13 +94,12 @@ public final class BrowserPeer: @unchecked Sendable {
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
-            // A long line arrives in several reads: the part after the last newline waits for the rest.
             self.lock.lock()
-            self.partial.append(contentsOf: data)
-            if let end = self.partial.lastIndex(of: 10) {
-                let text = String(decoding: self.partial[...end], as: UTF8.self)
+            self.partial += data
+            if let end = self.partial.lastIndex(of: 0x0A) {
+                let whole = self.partial[..<end]
+                self.lines.append(contentsOf: whole.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) })
                 self.partial.removeSubrange(...end)
-                self.lines.append(contentsOf: text.split(separator: "\n").map(String.init))
             }
             self.lock.unlock()
         }
@@ -155,6 +166,8 @@ public final class BrowserPeer: @unchecked Sendable {
             join = "{request: 'join', room: \(room), ptype: 'publisher', display: '\(display)'\(pinField)}"
         case .subscribe(let feed):
             join = "{request: 'join', room: \(room), ptype: 'subscriber', streams: [{feed: \(feed)}]\(pinField)}"
+        case .chat:
+            join = ""
         }
         let publishing = if case .publish = role { "true" } else { "false" }
         return """
@@ -218,6 +231,82 @@ public final class BrowserPeer: @unchecked Sendable {
             }});
             </script></body></html>
             """
+    }
+}
+
+extension BrowserPeer {
+    /// FNV-1a (32 bits) of `bytes`, as the chat page computes it over a message's UTF-8.
+    public static func fnv(_ bytes: some Sequence<UInt8>) -> UInt32 {
+        var h: UInt32 = 0x811C_9DC5
+        for b in bytes { h = (h ^ UInt32(b)) &* 0x0100_0193 }
+        return h
+    }
+
+    fileprivate static func chatPage(janus: URL, room: UInt64, display: String) -> String {
+        """
+        <html><body>
+        <script>window.adapter = {browserDetails: {browser: 'chrome', version: 156}};</script>
+        <script src="janus.js"></script>
+        <script>
+        const t0 = performance.now();
+        function report(event, fields) {
+          console.log('PAGE ' + JSON.stringify(Object.assign({event, t: (performance.now() - t0) / 1000}, fields || {})));
+        }
+        const username = '\(display)-' + Math.random().toString(16).slice(2, 10);
+        let handle = null, dtlsUp = null, tx = 0;
+        function send(text) {
+          handle.data({text: JSON.stringify({textroom: 'message', room: \(room), text, ack: false, transaction: 't' + (++tx)}),
+                       error: e => report('error', {what: 'send: ' + String(e)})});
+        }
+        function fnv(bytes) {
+          let h = 0x811c9dc5;
+          for (const b of bytes) { h ^= b; h = Math.imul(h, 0x01000193) >>> 0; }
+          return h >>> 0;
+        }
+        function watchDTLS() {
+          const pc = handle.webrtcStuff.pc;
+          const dtls = pc && pc.sctp ? pc.sctp.transport : null;
+          if (!dtls) { setTimeout(watchDTLS, 1); return; }
+          if (dtls.state === 'connected') { dtlsUp = performance.now(); return; }
+          dtls.addEventListener('statechange', () => { if (dtls.state === 'connected' && dtlsUp === null) dtlsUp = performance.now(); });
+        }
+        Janus.init({debug: false, dependencies: Janus.useDefaultDependencies(), callback: () => {
+          const janus = new Janus({server: '\(janus.absoluteString)', error: e => report('error', {what: String(e)}),
+            success: () => janus.attach({plugin: 'janus.plugin.textroom',
+              error: e => report('error', {what: String(e)}),
+              success: h => { handle = h; h.send({message: {request: 'setup'}}); },
+              onmessage: (msg, jsep) => {
+                if (msg.error) report('error', {what: msg.error});
+                if (jsep) handle.createAnswer({jsep, tracks: [{type: 'data'}],
+                  success: answer => { handle.send({message: {request: 'ack'}, jsep: answer}); watchDTLS(); },
+                  error: e => report('error', {what: 'answer: ' + JSON.stringify(e)})});
+              },
+              ondataopen: () => {
+                const opened = performance.now();
+                report('open', {afterDTLS: dtlsUp === null ? null : (opened - dtlsUp) / 1000});
+                handle.data({text: JSON.stringify({textroom: 'join', room: \(room), username, display: '\(display)', transaction: 'join'})});
+              },
+              ondata: data => {
+                const m = JSON.parse(data);
+                if (m.textroom === 'success' && m.transaction === 'join') report('chatJoined', {username, participants: m.participants});
+                if (m.textroom === 'error') report('error', {what: m.error, code: m.error_code});
+                if (m.textroom !== 'message') return;
+                const bytes = new TextEncoder().encode(m.text);
+                report('message', {from: m.from, text: bytes.length <= 300 ? m.text : null, bytes: bytes.length, fnv: fnv(bytes)});
+                if (m.from === username) return;
+                if (m.text === '@go-browser') {
+                  for (let i = 1; i <= 5; i++) send('c-' + i);
+                  send('ブラウザから: こんにちは 🌸🚀 👩🏽‍💻');
+                } else if (m.text === '@burst-browser') {
+                  for (let i = 0; i < 1000; i++) send('cb-' + i);
+                } else if (m.text.startsWith('ping-')) {
+                  send('pong-' + m.text.slice(5));
+                }
+              },
+            })});
+        }});
+        </script></body></html>
+        """
     }
 }
 

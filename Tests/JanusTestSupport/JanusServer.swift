@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// A Janus process for the tests: a minimal configuration in a temporary folder (HTTP on
-/// 127.0.0.1 at a free port, admin off, only the AudioBridge and VideoRoom plugins), started as a
+/// 127.0.0.1 at a free port, admin off, only the AudioBridge, VideoRoom and TextRoom plugins), started as a
 /// child process and stopped by its process id.
 public final class JanusServer: @unchecked Sendable {
     /// The `janus` binary, if installed.
@@ -124,7 +124,7 @@ public final class JanusServer: @unchecked Sendable {
         let transports = Self.installedFolder("transports_folder") ?? "\(fallback)/transports"
         let otherPlugins = (try? FileManager.default.contentsOfDirectory(atPath: plugins)) ?? []
         let disabledPlugins = otherPlugins.filter {
-            $0.hasSuffix(".so") && $0 != "libjanus_audiobridge.so" && $0 != "libjanus_videoroom.so"
+            $0.hasSuffix(".so") && !["libjanus_audiobridge.so", "libjanus_videoroom.so", "libjanus_textroom.so"].contains($0)
         }
         let otherTransports = (try? FileManager.default.contentsOfDirectory(atPath: transports)) ?? []
         let disabledTransports = otherTransports.filter { $0.hasSuffix(".so") && $0 != "libjanus_http.so" }
@@ -175,6 +175,7 @@ public final class JanusServer: @unchecked Sendable {
                 """,
             "janus.plugin.audiobridge.jcfg": "general: {\n\tlocal_ip = \"127.0.0.1\"\n}\n",
             "janus.plugin.videoroom.jcfg": "general: {\n}\n",
+            "janus.plugin.textroom.jcfg": "general: {\n}\n",
         ]
         for (name, text) in files {
             try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
