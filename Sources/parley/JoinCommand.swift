@@ -15,7 +15,7 @@ let joinCommand = Command(
         Usage: parley join --janus URL --room ID --name NAME [--plugin videoroom|audiobridge]
                            [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m] [--pin PIN]
                            [--events FILE.jsonl] [--output FILE.wav] [--output-each DIR]
-                           [--no-tui] [--wait-for COUNT] [--timeout S] [--muted]
+                           [--no-tui] [--wait-for COUNT] [--timeout S] [--muted] [--headset]
                            [--transport webrtc|rtp] [--ice-address ADDR[,ADDR...]] [--srtp]
                            [--chat] [--chat-from FILE]
 
@@ -82,7 +82,10 @@ let joinCommand = Command(
           --events FILE.jsonl   write the call's events as JSON lines, as 'parley room' does (talk
                                 times in the talking participant's media seconds)
           --output FILE.wav     write the others' audio, mixed (16 kHz mono), instead of playing it
-                                on ALSA's "default" device
+                                on ALSA's "default" device. Played on the device and captured from
+                                a device, the capture goes through an echo canceller (the
+                                microphone hears the loudspeaker; docs/echo.md)
+          --headset             the device plays into headphones: no echo cancellation
           --output-each DIR     also write each other participant's audio to DIR/NAME.wav (16 kHz
                                 mono, from this participant's start) and the pictures it shows
                                 of them to DIR/NAME.y4m
@@ -129,6 +132,7 @@ private struct JoinOptions {
     var output: String?
     var outputEach: String?
     var tui = true
+    var headset = false
     var srtp = false
     var waitFor = 1
     var timeout = 5.0
@@ -155,7 +159,7 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     let s = try ArgumentScanner(args, valued: ["janus", "room", "name", "plugin", "audio", "video", "pin", "events", "output",
                                                "output-each", "wait-for", "timeout", "receive-port", "forward-to", "transport",
                                                "ice-address", "chat-from"],
-                                flagNames: ["no-tui", "srtp", "muted", "chat"])
+                                flagNames: ["no-tui", "srtp", "muted", "chat", "headset"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard let u = s.value("janus") else { throw .init(description: "missing --janus URL") }
     guard let url = URL(string: u), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
@@ -212,6 +216,7 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     if let out = o.output, !out.lowercased().hasSuffix(".wav") { throw .init(description: "--output writes a .wav file, got '\(out)'") }
     o.outputEach = s.value("output-each")
     o.tui = !s.flag("no-tui")
+    o.headset = s.flag("headset")
     o.srtp = s.flag("srtp")
     o.waitFor = try s.int("wait-for", default: 1, in: 1...64)
     o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
@@ -292,6 +297,7 @@ private func join(_ o: JoinOptions) throws -> Int32 {
 
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = o.timeout
+    setPlayout(&settings, audio: o.audio, output: o.output, headset: o.headset)
     let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
     let call: RoomCall
     let eventsFile: FileHandle?
