@@ -316,14 +316,18 @@ final class WebRTCVideoRoomLink: RoomLink {
                 s.requested.remove(feed)
                 return (s.announced[feed], s.transport)
             }
-            // Video with the size its publisher announced (Parley's do; a browser's is not
-            // known before its first keyframe, and is not received).
+            // Video at the size its publisher announced (Parley's do), or at its keyframes' size
+            // (a browser announces none).
             let size = announced?.streams.first { $0.type == "video" && !$0.disabled }?.pictureSize
             var remoteVideo: RemoteVideo?
-            if let video = list.first(where: { $0.type == "video" && $0.codec == "vp8" }), let size,
+            if let video = list.first(where: { $0.type == "video" && $0.codec == "vp8" }),
                let section = offer.section(mid: video.mid), let ssrc = section.ssrcs.first {
-                remoteVideo = RemoteVideo(ssrc: ssrc, width: size.width, height: size.height,
-                                          payloadType: section.codec(named: "VP8", clockRate: 90_000)?.payloadType ?? VP8RTP.defaultPayloadType)
+                let payloadType = section.codec(named: "VP8", clockRate: 90_000)?.payloadType ?? VP8RTP.defaultPayloadType
+                remoteVideo = if let size {
+                    RemoteVideo(ssrc: ssrc, width: size.width, height: size.height, payloadType: payloadType)
+                } else {
+                    RemoteVideo(ssrc: ssrc, payloadType: payloadType)
+                }
             }
             let remote = room.newPublisher(feed, display: audio.feedDisplay ?? announced?.display, framesPerSecond: size?.framesPerSecond) { name, _ in
                 RemoteParticipant(id: name, displayName: audio.feedDisplay ?? announced?.display ?? name, audioSSRC: audioSSRC, video: remoteVideo)

@@ -24,6 +24,9 @@ public final class BrowserPeer: @unchecked Sendable {
         /// Joins `room` as a publisher named `display` and sends `audio` (a WAV file) as its
         /// microphone's capture.
         case publish(audio: URL, display: String)
+        /// The same with its camera too: Chromium's fake camera (its test pattern, 640x480),
+        /// sent as VP8.
+        case publishWithCamera(audio: URL, display: String)
         /// Joins `room` as a subscriber of the publisher whose id is `feed` (audio only).
         case subscribe(feed: UInt64)
         /// Joins TextRoom room `room` as `display` (janus.js's data channel): reports its
@@ -56,7 +59,10 @@ public final class BrowserPeer: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: Self.janusScript) else {
             throw ServerError("\(Self.janusScript) is missing (apt-get install libjs-janus-gateway)")
         }
-        let audio: URL? = if case .publish(let audio, _) = role { audio } else { nil }
+        let audio: URL? = switch role {
+        case .publish(let audio, _), .publishWithCamera(let audio, _): audio
+        default: nil
+        }
         let page = if case .chat(let display) = role {
             Self.chatPage(janus: janus, room: room, display: display)
         } else {
@@ -162,14 +168,18 @@ public final class BrowserPeer: @unchecked Sendable {
         let pinField = pin.map { ", pin: '\($0)'" } ?? ""
         let join: String
         switch role {
-        case .publish(_, let display):
+        case .publish(_, let display), .publishWithCamera(_, let display):
             join = "{request: 'join', room: \(room), ptype: 'publisher', display: '\(display)'\(pinField)}"
         case .subscribe(let feed):
             join = "{request: 'join', room: \(room), ptype: 'subscriber', streams: [{feed: \(feed)}]\(pinField)}"
         case .chat:
             join = ""
         }
-        let publishing = if case .publish = role { "true" } else { "false" }
+        let publishing = switch role {
+        case .publish, .publishWithCamera: "true"
+        default: "false"
+        }
+        let camera = if case .publishWithCamera = role { "true" } else { "false" }
         return """
             <html><body>
             <script>window.adapter = {browserDetails: {browser: 'chrome', version: 156}};</script>
@@ -179,7 +189,7 @@ public final class BrowserPeer: @unchecked Sendable {
             function report(event, fields) {
               console.log('PAGE ' + JSON.stringify(Object.assign({event, t: (performance.now() - t0) / 1000}, fields || {})));
             }
-            const publishing = \(publishing);
+            const publishing = \(publishing), camera = \(camera);
             let handle = null;
             function stats() {
               setInterval(async () => {
@@ -205,8 +215,8 @@ public final class BrowserPeer: @unchecked Sendable {
                       report('joined', {id: msg.id});
                       handle.createOffer({
                         tracks: [{type: 'audio', capture: {echoCancellation: false, noiseSuppression: false, autoGainControl: false},
-                                  recv: false}],
-                        success: offer => handle.send({message: {request: 'configure', audio: true, video: false}, jsep: offer}),
+                                  recv: false}].concat(camera ? [{type: 'video', capture: true, recv: false}] : []),
+                        success: offer => handle.send({message: {request: 'configure', audio: true, video: camera}, jsep: offer}),
                         error: e => report('error', {what: 'offer: ' + JSON.stringify(e)})});
                     }
                     if (msg.videoroom === 'attached') report('attached', {});

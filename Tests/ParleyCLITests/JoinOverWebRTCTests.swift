@@ -65,6 +65,39 @@ struct JoinOverWebRTCTests {
         }
     }
 
+    /// A browser publishes its camera (Chromium's fake one, whose size its SDP does not
+    /// announce) with its voice; `parley join` receives the pictures at the size the keyframes
+    /// give.
+    @Test func aBrowsersCameraReachesParleyAtItsSize() async throws {
+        guard BrowserPeer.binaryPath != nil else { return }
+        let files = Array(try detectConversationFiles().prefix(1))
+        let dir = try interopDirectory("join-webrtc-browser-video")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let quiet = dir.appendingPathComponent("quiet.wav")
+        try writeInteropWAV(quiet, sampleRate: 16_000, samples: [Float](repeating: 0, count: 16_000 * 14))
+        try await JanusServer.with(iceInterface: NetworkNamespace.interface) { server in
+            let janus = JanusClient(baseURL: server.baseURL)
+            try await janus.createSession()
+            let videoRoom = try await VideoRoomHandle.attach(janus)
+            let room = try await videoRoom.createRoom(.init(room: 5262, publishers: 4))
+            let parley = try join("parley", quiet, server: server, room: room, in: dir)
+            let browser = try BrowserPeer(janus: server.baseURL, room: room,
+                                          role: .publishWithCamera(audio: try #require(files.first), display: "browser"))
+            defer { browser.stop() }
+            let up = await browser.waitFor("webrtc", seconds: 30)
+            try #require(up != nil, "the browser's WebRTC did not come up:\n\(browser.log())")
+            try await Task.sleep(for: .seconds(8))
+            browser.stop()
+            #expect(parley.wait(seconds: 40) == 0, "\(parley.output)")
+            let shown = try readInteropY4M(dir.appendingPathComponent("parley-heard/browser.y4m"))
+            #expect(shown.width == 640 && shown.height == 480, "\(shown.width)x\(shown.height)\n\(parley.output)")
+            #expect(shown.frames.count >= 50, "\(shown.frames.count) pictures\n\(parley.output)")
+            print("browser camera -> Janus -> parley join (WebRTC): \(shown.frames.count) pictures shown at "
+                  + "\(shown.width)x\(shown.height)")
+            try await janus.destroy()
+        }
+    }
+
     /// Janus stopped in the middle of a call over WebRTC: `parley join` ends with exit status 1,
     /// says so, and leaves complete output files (the WAV and events written up to then).
     @Test func janusGoingAwayEndsTheCallWithExit1AndCompleteFiles() async throws {
