@@ -25,7 +25,7 @@ import ParleyVoice
 ///   from any `AudioCaptureSource` (ALSA, a file, a test source), analysed, encoded and sent;
 ///   its talking and talking-while-muted come from its own capture. When the playout is heard by
 ///   its microphone (``CallSessionConfiguration/playout``, ``CallSessionConfiguration/echoCancellation``),
-///   the capture goes through an ``EchoCanceller`` fed with every playout frame (the sum of the
+///   the capture goes through an `EchoCanceller` fed with every playout frame (the sum of the
 ///   remote participants' audio handed to ``onAudio``, clamped to 16 bits as a device's mixer
 ///   does), and the far end's echo starts no local talk.
 /// - **The local participant's video** (``addLocalVideo(source:configuration:sendingOn:)``):

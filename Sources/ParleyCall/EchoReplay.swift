@@ -25,14 +25,14 @@ public struct EchoReplayResult: Sendable {
     public var frameSamples: Int
 }
 
-/// Runs the capture path of a call (``AudioSendPipeline`` with an ``EchoCanceller``) over two
+/// Runs the capture path of a call (``AudioSendPipeline`` with an `EchoCanceller`) over two
 /// recordings at the capture rate, sample-aligned at their start: `played`, what the playout sent
 /// to the loudspeaker, and `microphone`, what the microphone heard. The playout's 10 ms frames go
 /// to the canceller before each packet is captured, as in a call. The encoded packets are dropped.
 public enum EchoReplay {
     /// Runs the replay. `echo` nil runs the same path without a canceller.
     /// - Throws: `OpusError` or `VADError` for a send configuration they do not take;
-    ///   ``EchoCancellerError`` for echo settings out of range or a send rate or packet the
+    ///   `EchoCancellerError` for echo settings out of range or a send rate or packet the
     ///   canceller does not take.
     public static func run(played: [Int16], microphone: [Int16], send: AudioSendConfiguration = .init(),
                            echo: EchoCancellerConfiguration? = .init()) throws -> EchoReplayResult {

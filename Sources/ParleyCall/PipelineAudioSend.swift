@@ -143,9 +143,9 @@ public struct AudioSendPipeline: ~Copyable {
     }
 
     /// Puts `canceller` (nil: none) in front of the analysis and the encoder. Feed it what the
-    /// playout sends to the device (``EchoCanceller/playedOut(_:)``).
-    /// - Throws: ``EchoCancellerError/sampleRate(_:)`` when its rate is not the capture's, and
-    ///   ``EchoCancellerError/frameSize(expectedMultipleOf:got:)`` when a packet is not whole
+    /// playout sends to the device (`EchoCanceller.playedOut(_:)`).
+    /// - Throws: `EchoCancellerError.sampleRate(_:)` when its rate is not the capture's, and
+    ///   `EchoCancellerError.frameSize(expectedMultipleOf:got:)` when a packet is not whole
     ///   10 ms frames of one channel; the pipeline is unchanged then.
     public mutating func useEchoCanceller(_ canceller: EchoCanceller?) throws(EchoCancellerError) {
         if let canceller {
