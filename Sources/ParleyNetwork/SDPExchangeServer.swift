@@ -7,22 +7,9 @@
 import Glibc
 #endif
 
-/// A failure to open the endpoint's socket: the call that failed and its errno.
-public struct SDPExchangeServerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The call that failed, with its argument (`socket`, `bind 0.0.0.0:8080`, `listen`).
-    public var operation: String
-    /// Why: the call's errno.
-    public var errno: Errno
-
-    /// The error for `operation` failing with `errno`.
-    public init(operation: String, errno: Errno) {
-        self.operation = operation
-        self.errno = errno
-    }
-
-    /// `OPERATION: MESSAGE (errno N)`.
-    public var description: String { "\(operation): \(errno) (errno \(errno.rawValue))" }
-}
+/// A failure to open the endpoint's socket: the call that failed and its errno, as the UDP
+/// transport reports its own.
+public typealias SDPExchangeServerError = UDPTransportError
 
 /// Why an offer was not answered: the status (4xx or 5xx) and a message for the peer.
 public struct SDPExchangeRefusal: Error, Sendable, Hashable, CustomStringConvertible {

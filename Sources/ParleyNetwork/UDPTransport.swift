@@ -5,7 +5,8 @@ import Glibc
 #endif
 import ParleyRTP
 
-/// A socket failure: the call that failed and its errno.
+/// A socket failure: the call that failed and its errno (the UDP transport's, and the HTTP
+/// offer endpoint's, ``SDPExchangeServerError``).
 public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call that failed, with its argument (`socket`, `bind 127.0.0.1:5004`, `resolve HOST: REASON`).
     public var operation: String
