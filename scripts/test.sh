@@ -20,6 +20,7 @@ rm -f "$log"
 
 # The VAD network's weights are generated: the Swift file must be what its checkpoint gives.
 python3 Tools/vad-training/export_weights.py Tools/vad-training/model/spectral-vad.npz --check
+python3 Tools/vad-training/export_weights.py Tools/vad-training/model/spectral-vad-offline.npz --name offline --check
 
 # The tests, in two passes. Those tagged .realTime (see Tests/*/Tags.swift) run parley
 # processes, Janus, GStreamer and ffmpeg peers, sockets and clocked devices in wall-clock time;

@@ -43,7 +43,10 @@ package struct OfflineReadError: Error {
 /// Threading: a value type; analyse different files on different threads at will (each call
 /// owns all of its state).
 public struct OfflineDetector: Sendable {
-    /// Settings of the VAD and the talk detector, the same as a live call's.
+    /// Settings of the VAD and the talk detector. The talk detector's are a live call's; the
+    /// VAD's network is by default ``VADModel/offline``, which looks ahead, as a recording
+    /// allows. With ``VADModel/live`` the segments are exactly those a live call shows on the
+    /// same audio.
     public var configuration: TalkTrackerConfiguration
     /// Samples per channel read per block. Default 4096: large enough to amortise the read
     /// call, small enough to keep the working set in cache (64 KiB per stereo block). Must be
@@ -51,7 +54,8 @@ public struct OfflineDetector: Sendable {
     public var blockFrames: Int
 
     /// Stores the settings; ``analyze(_:onFrame:onProgress:)`` checks them.
-    public init(configuration: TalkTrackerConfiguration = .init(), blockFrames: Int = 4096) {
+    public init(configuration: TalkTrackerConfiguration = .init(vad: .init(model: .offline)),
+                blockFrames: Int = 4096) {
         self.configuration = configuration
         self.blockFrames = blockFrames
     }

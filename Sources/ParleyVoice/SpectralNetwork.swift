@@ -24,8 +24,18 @@ struct SpectralNetworkWeights: Sendable {
 /// The network's weights, copied once into zero-padded rows laid out for ``denseLayer8``.
 /// Immutable after `init`, so one instance is shared by every detector.
 final class SpectralNetwork: @unchecked Sendable {   // immutable after init: safe to share
-    /// The causal network of live calls.
+    /// The network of live calls.
     static let live = SpectralNetwork(.live)
+    /// The network of recordings, which looks ahead.
+    static let offline = SpectralNetwork(.offline)
+
+    /// The shared network of `model`.
+    static func model(_ model: VADModel) -> SpectralNetwork {
+        switch model {
+        case .live: live
+        case .offline: offline
+        }
+    }
 
     let kernel: Int
     /// Frames of future context (``SpectralNetworkWeights/lookahead``).

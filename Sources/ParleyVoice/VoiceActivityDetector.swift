@@ -14,15 +14,29 @@ public enum VADError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Which trained network decides: the same front end and layers, two sets of weights.
+public enum VADModel: String, Sendable, CaseIterable {
+    /// The network of live calls: it decides each 10 ms frame as soon as the frame is heard
+    /// (or after its short look-ahead, ``VoiceActivityDetector/lookaheadFrames``).
+    case live
+    /// The network of recordings: it decides each frame after hearing about half a second
+    /// more, so its decisions come that much later; more accurate where the whole file is at
+    /// hand (`parley detect`'s default), not for live talking indicators.
+    case offline
+}
+
 /// Settings of a ``VoiceActivityDetector``.
 public struct VADConfiguration: Sendable, Equatable {
     /// Probability at or above which a frame is speech (``VADDecision/isSpeech``).
     /// Default 0.5: the network is trained with a logistic loss on soft targets, so 0.5 is its
     /// natural operating point; raise it to flag fewer non-speech frames at some cost in recall.
     public var threshold: Float
+    /// The network that decides (default ``VADModel/live``).
+    public var model: VADModel
 
-    public init(threshold: Float = 0.5) {
+    public init(threshold: Float = 0.5, model: VADModel = .live) {
         self.threshold = threshold
+        self.model = model
     }
 }
 
@@ -105,8 +119,15 @@ public struct VoiceActivityDetector: Sendable {
 
     /// The input sample rate, in Hz.
     public let sampleRate: Int
-    /// The settings.
-    public var configuration: VADConfiguration
+    /// The settings. Choosing another ``VADConfiguration/model`` starts the stream afresh, as
+    /// ``reset()`` does.
+    public var configuration: VADConfiguration {
+        didSet {
+            if configuration.model != oldValue.model {
+                engine = VADEngine(sampleRate: sampleRate, network: .model(configuration.model))
+            }
+        }
+    }
     /// Non-finite input samples seen (and treated as 0) since creation or ``reset()``.
     public var nonFiniteSampleCount: Int { engine.nonFinite }
 
@@ -120,7 +141,7 @@ public struct VoiceActivityDetector: Sendable {
         }
         self.sampleRate = sampleRate
         self.configuration = configuration
-        self.engine = VADEngine(sampleRate: sampleRate)
+        self.engine = VADEngine(sampleRate: sampleRate, network: .model(configuration.model))
     }
 
     /// A detector running `network` (for tests of other networks than the live one).
@@ -142,7 +163,7 @@ public struct VoiceActivityDetector: Sendable {
     }
 
     /// Frames of look-ahead: a frame's decision is handed out once the detector has analysed
-    /// this many frames after it (0 for the live network: every decision at once).
+    /// this many frames after it (0 for a causal network: every decision at once).
     public var lookaheadFrames: Int { engine.network.lookahead }
 
     /// Ends the stream: hands out the decisions of the frames still waiting for look-ahead

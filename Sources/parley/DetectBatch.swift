@@ -7,6 +7,7 @@ import ParleyCall
 import ParleyCore
 import ParleyMedia
 import ParleyDetect
+import ParleyVoice
 
 /// One input: a path, where it starts on the meeting's timeline, and whether it is standard
 /// input (a FILE argument `-`; a `-` inside a list is a file of that name).
@@ -481,10 +482,10 @@ final class DetectFailedList: @unchecked Sendable {
 }
 
 /// The text of a result of `format` (not `frames`): what `parley detect --format F` prints.
-func detectResultText(_ recordings: [DetectRecording], format: DetectFormat) -> String {
+func detectResultText(_ recordings: [DetectRecording], format: DetectFormat, model: VADModel) -> String {
     switch format {
     case .summary: summaryText(recordings)
-    case .json: jsonText(recordings, version: parleyVersion)
+    case .json: jsonText(recordings, version: parleyVersion, model: model)
     case .csv: csvText(recordings)
     case .rttm: rttmText(recordings)
     case .audacity: audacityTracks(recordings).map(\.text).joined()
@@ -544,7 +545,7 @@ private final class DetectBatchRun: @unchecked Sendable {
         for (i, request) in job.requests.enumerated() {
             var frames = rows.isEmpty ? nil : FramesWriter(path: rows[i])
             do throws(OfflineDetectionError) {
-                let analysis = try OfflineDetector().analyze(
+                let analysis = try invocation.detector.analyze(
                     request,
                     onFrame: { track, index, probability in
                         frames?.append(track: track, frameIndex: index, probability: probability)
@@ -598,8 +599,8 @@ private final class DetectBatchRun: @unchecked Sendable {
                 }
                 try syncFile(temp)
             } else {
-                try writeSynced(detectResultText([DetectRecording(name: job.recordingName, files: outcomes)], format: format),
-                                to: temp)
+                let recording = DetectRecording(name: job.recordingName, files: outcomes)
+                try writeSynced(detectResultText([recording], format: format, model: invocation.model), to: temp)
             }
             // failed.tsv first, then the result (see DetectFailedList).
             if problems.isEmpty {

@@ -5,15 +5,16 @@ import Foundation
 import ParleyCall
 import ParleyMedia
 import ParleyDetect
+import ParleyVoice
 
 let detectHelp = """
 Usage: parley detect [--format summary|json|csv|rttm|audacity|frames] [--output PATH]
                      [--meeting [--name NAME]] [--per-channel|--per-track]
-                     [--timeline PATH.svg] [--jobs N] FILE...
-       parley detect [--format F] [--per-channel|--per-track] [--jobs N]
+                     [--timeline PATH.svg] [--jobs N] [--model offline|live] FILE...
+       parley detect [--format F] [--per-channel|--per-track] [--jobs N] [--model M]
                      [--files-from LIST [--null]] [--output-dir DIR [--skip-existing]]
                      [--shard K/N] [--input-format EXT] [FILE...]
-       parley detect [--format F] [--per-channel|--per-track] [--jobs N]
+       parley detect [--format F] [--per-channel|--per-track] [--jobs N] [--model M]
                      --meetings-from MANIFEST.csv [--output-dir DIR [--skip-existing]]
                      [--shard K/N] [--timeline P]
 
@@ -26,8 +27,10 @@ Janus recordings (.mjr, one per participant's stream: VideoRoom `record`, AudioB
 `mjrs`) of Opus audio are decoded through a call's receive path (jitter buffer, loss
 concealment, FEC) on the packets' own times; video and data recordings are skipped with a
 note on stderr. Files are read in blocks (memory stays flat whatever their
-length) and processed in parallel; the output order follows the command line. The segments
-are exactly those the live talk detector gives on the same audio.
+length) and processed in parallel; the output order follows the command line. The talk
+detector (hysteresis) is a live call's; the voice activity detector's network is by default
+the offline one, which decides each 10 ms after hearing 0.5 s more (a recording allows it):
+with --model live the segments are exactly those a live call shows on the same audio.
 
 Modes:
   (default)      each FILE on its own, one participant named after the file's stem
@@ -63,6 +66,9 @@ Options:
   --timeline P   also write an SVG picture: one lane per participant, talking as bars,
                  overlaps shaded and in their own lane, a time axis
   --jobs N       files analysed in parallel (default: the number of cores)
+  --model M      the voice activity detector's network: offline (default; looks 0.5 s
+                 ahead, the best timeline of a recording) or live (causal, as in calls:
+                 to check an archive against what a live call would have shown)
 
 Batch (many recordings, each on its own):
   --files-from LIST  more FILEs, from LIST ("-": standard input), one path per line, taken
@@ -129,7 +135,8 @@ participants talk. B interrupts A when B starts talking while A is talking, A st
 does not stop A is not an interruption.
 
 JSON schema (parley.detect/1):
-  {"schema": "parley.detect/1", "parley_version": "X.Y.Z", "interruption_window_s": 3.0,
+  {"schema": "parley.detect/1", "parley_version": "X.Y.Z", "vad_model": "offline"|"live",
+   "interruption_window_s": 3.0,
    "recordings": [{"name", "duration_s", "talking_s", "overlap_s", "silence_s",
      "files": [{"path", "status": "ok"|"partial"|"failed", "offset_s", "sample_rate",
                 "channels", "duration_s", "issues": [text]} | {"path", "status", "error"}],
@@ -184,6 +191,11 @@ struct DetectInvocation: Sendable {
     var shard: DetectShard?
     /// `--input-format`: the headerless encoding of standard input.
     var inputFormat: RawAudioFormat?
+    /// `--model`: the VAD network that decides.
+    var model: VADModel = .offline
+
+    /// The analysis every file gets.
+    var detector: OfflineDetector { OfflineDetector(configuration: .init(vad: .init(model: model))) }
 
     /// How a file's channels and tracks become participants.
     var channelMode: OfflineDetectionRequest.ChannelMode {
@@ -196,13 +208,19 @@ struct DetectInvocation: Sendable {
 
     init(_ args: [String], standardInputIsTerminal: Bool = isatty(STDIN_FILENO) == 1) throws(ArgumentScanner.UsageError) {
         let scan = try ArgumentScanner(args, valued: ["format", "output", "name", "timeline", "jobs", "files-from",
-                                                      "meetings-from", "output-dir", "shard", "input-format"],
+                                                      "meetings-from", "output-dir", "shard", "input-format", "model"],
                                        flagNames: ["meeting", "per-channel", "per-track", "null", "skip-existing"])
         if let f = scan.value("format") {
             guard let parsed = DetectFormat(rawValue: f) else {
                 throw .init(description: "unknown format '\(f)' (one of: \(DetectFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             format = parsed
+        }
+        if let m = scan.value("model") {
+            guard let parsed = VADModel(rawValue: m) else {
+                throw .init(description: "unknown model '\(m)' (one of: \(VADModel.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            model = parsed
         }
         output = scan.value("output")
         meeting = scan.flag("meeting")
@@ -343,7 +361,7 @@ func runDetect(_ args: [String]) -> Int32 {
 
     let framesDirectory: String? = inv.format == .frames ? makeTemporaryDirectory() : nil
     defer { if let d = framesDirectory { try? FileManager.default.removeItem(atPath: d) } }
-    let outcomes = analyseDetectRequests(requests, jobs: inv.jobs, framesDirectory: framesDirectory,
+    let outcomes = analyseDetectRequests(requests, detector: inv.detector, jobs: inv.jobs, framesDirectory: framesDirectory,
                                          namesParticipants: meetings != nil)
     var status = ExitStatus.success
     for o in outcomes {
@@ -419,13 +437,13 @@ func janusRecordingStarts(_ paths: [String?]) -> [(header: MJRHeader, start: Dou
 
 /// Analyses `requests` on `jobs` threads with a progress line on a terminal; with
 /// `framesDirectory`, request `i`'s frame rows go to `framesDirectory/i.csv`.
-private func analyseDetectRequests(_ requests: [OfflineDetectionRequest], jobs: Int, framesDirectory: String?,
+private func analyseDetectRequests(_ requests: [OfflineDetectionRequest], detector: OfflineDetector, jobs: Int,
+                                   framesDirectory: String?,
                                    namesParticipants: Bool) -> [DetectFileOutcome] {
     let weights = requests.map { fileWeight($0.path) }
     let progress = DetectProgress(total: requests.count, totalWeight: weights.reduce(0, +), enabled: isatty(STDERR_FILENO) == 1)
     defer { progress.stop() }
     return runJobs(count: requests.count, jobs: jobs) { i -> DetectFileOutcome in
-        let detector = OfflineDetector()
         let request = requests[i]
         var frames: FramesWriter?
         if let dir = framesDirectory {
@@ -493,7 +511,7 @@ private func writeDetectResult(_ recordings: [DetectRecording], frameParts: [Str
     case .frames:
         try writeFrames(parts: frameParts, to: inv.output)
     case .summary, .json, .csv, .rttm:
-        try writeOutput(detectResultText(recordings, format: inv.format), to: inv.output)
+        try writeOutput(detectResultText(recordings, format: inv.format, model: inv.model), to: inv.output)
     }
     if let svgPath = inv.timeline {
         try writeOutput(timelineSVG(recordings, version: parleyVersion), to: svgPath)

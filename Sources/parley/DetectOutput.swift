@@ -5,6 +5,7 @@
 import Foundation
 import ParleyCall
 import ParleyDetect
+import ParleyVoice
 
 /// What happened to one input file.
 enum DetectFileOutcome: Sendable {
@@ -235,10 +236,11 @@ func audacityPath(output: String, participant: String) -> String {
 }
 
 /// `json`: schema `parley.detect/1`, documented in `parley detect --help` and docs/detect.md.
-func jsonText(_ recordings: [DetectRecording], version: String) -> String {
+func jsonText(_ recordings: [DetectRecording], version: String, model: VADModel) -> String {
     func num(_ x: Double) -> String { fixed(x, 3) }
     func ratio(_ x: Double) -> String { fixed(x, 4) }
     var out = "{\n  \"schema\": \"parley.detect/1\",\n  \"parley_version\": \(jsonString(version)),\n"
+    out += "  \"vad_model\": \(jsonString(model.rawValue)),\n"
     out += "  \"interruption_window_s\": \(num(MeetingStatistics.defaultInterruptionWindow)),\n"
     out += "  \"recordings\": ["
     for (ri, r) in recordings.enumerated() {

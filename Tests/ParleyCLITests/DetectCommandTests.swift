@@ -14,7 +14,8 @@ private func speech16k() -> URL { detectSampleMedia.appendingPathComponent("spee
     #expect(r.status == 0)
     for word in ["--format", "summary", "json", "csv", "rttm", "audacity", "frames", "--output", "--meeting",
                  "--name", "--per-channel", "--per-track", "--timeline", "--jobs", "file,participant,start_s,end_s",
-                 "file,time_s,prob", "parley.detect/1", "Exit status", "interrupts", "@"] {
+                 "file,time_s,prob", "parley.detect/1", "Exit status", "interrupts", "@", "--model",
+                 "offline", "live", "vad_model"] {
         #expect(r.stdout.contains(word), "help lacks \(word)")
     }
 }
@@ -27,6 +28,8 @@ private func speech16k() -> URL { detectSampleMedia.appendingPathComponent("spee
     ["detect", "--jobs"],
     ["detect", "--colour", "a.wav"],
     ["detect", "--meeting=yes", "a.wav"],
+    ["detect", "--model", "fast", "a.wav"],
+    ["detect", "--model"],
 ])
 func usageErrorsExitWithStatus2(args: [String]) throws {
     let r = try runDetectCLI(args)
@@ -162,6 +165,23 @@ func meetingOnTheSampleConversationMatchesItsTruth() throws {
     #expect(segmentCount == detectParseSegmentsCSV(csv.stdout)?.count)
     let fileEntries = try #require(recordings[0]["files"] as? [[String: Any]])
     #expect(fileEntries.allSatisfy { $0["status"] as? String == "ok" && $0["sample_rate"] as? Int == 16000 })
+}
+
+/// `--model` picks the VAD's network: offline by default, named in the JSON; the live network's
+/// frames differ from the offline one's, and every frame of the file is decided with either.
+@Test(.enabled(if: detectHasSampleMedia)) func modelPicksTheNetworkAndTheJSONNamesIt() throws {
+    let file = try detectConversationFiles()[0].path
+    for (args, name) in [([String](), "offline"), (["--model", "offline"], "offline"), (["--model", "live"], "live")] {
+        let r = try runDetectCLI(["detect", "--format", "json"] + args + [file])
+        #expect(r.status == 0, "\(r.stderr)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(root["vad_model"] as? String == name)
+    }
+    let offline = try runDetectCLI(["detect", "--format", "frames", file]).stdout.split(separator: "\n")
+    let live = try runDetectCLI(["detect", "--format", "frames", "--model", "live", file]).stdout.split(separator: "\n")
+    #expect(offline.count == live.count && offline.count > 100)
+    let differing = zip(offline.dropFirst(), live.dropFirst()).filter { $0 != $1 }.count
+    #expect(differing > offline.count / 2, "\(differing) of \(offline.count) frames differ")
 }
 
 @Test(.enabled(if: detectHasSampleMedia)) func audacityWritesOneLabelTrackPerParticipant() throws {

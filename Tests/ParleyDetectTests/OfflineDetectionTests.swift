@@ -80,13 +80,14 @@ private func mediaFiles() throws -> [String] {
 }
 
 /// The live API fed in random-sized chunks gives the very segments and probabilities the
-/// offline path gives on the same file.
-@Test(.enabled(if: hasSampleMedia), arguments: [1, 2, 3])
-func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
+/// offline path gives on the same file, with either network.
+@Test(.enabled(if: hasSampleMedia), arguments: VADModel.allCases, [1, 2])
+func offlineEqualsLiveInRandomChunks(model: VADModel, seed: UInt64) throws {
+    let configuration = TalkTrackerConfiguration(vad: .init(model: model))
     var segmentsCompared = 0
     for path in try mediaFiles() {
         var offlineProbabilities: [Float] = []
-        let offline = try OfflineDetector().analyze(
+        let offline = try OfflineDetector(configuration: configuration).analyze(
             OfflineDetectionRequest(path: path, participant: "p"),
             onFrame: { _, index, p in
                 #expect(index == offlineProbabilities.count)
@@ -96,7 +97,7 @@ func offlineEqualsLiveInRandomChunks(seed: UInt64) throws {
 
         let (samples, rate, _) = try readAll(path)
         var rng = ChunkSizeRandom(state: seed)
-        var tracker = try ParticipantTalkTracker(sampleRate: rate)
+        var tracker = try ParticipantTalkTracker(sampleRate: rate, configuration: configuration)
         var recorder = TalkSegmentRecorder()
         var liveProbabilities: [Float] = []
         var position = 0
@@ -289,11 +290,12 @@ func resampledRatesGiveTheSameResultOfflineAndLive(seed: UInt64) throws {
 
     var source = MemorySource(sampleRate: 44_100, channels: 1, samples: at44)
     var offlineProbabilities: [Float] = []
-    let offline = try OfflineDetector().analyze(&source, request: .init(path: "mem", participant: "p"),
-                                                onFrame: { _, _, p in offlineProbabilities.append(p) },
-                                                onProgress: { _, _ in })
+    let detector = OfflineDetector()
+    let offline = try detector.analyze(&source, request: .init(path: "mem", participant: "p"),
+                                       onFrame: { _, _, p in offlineProbabilities.append(p) },
+                                       onProgress: { _, _ in })
     var rng = ChunkSizeRandom(state: seed)
-    var tracker = try ParticipantTalkTracker(sampleRate: 44_100)
+    var tracker = try ParticipantTalkTracker(sampleRate: 44_100, configuration: detector.configuration)
     var recorder = TalkSegmentRecorder()
     var liveProbabilities: [Float] = []
     at44.withUnsafeBufferPointer { all in

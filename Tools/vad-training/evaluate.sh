@@ -10,10 +10,13 @@
 # its frames for parley detect's, its probabilities after Silero's standard smoother for the
 # TalkDetector's segments and live events (no dominant speaker). Default DETECTOR=parley.
 # PARLEY_BIN / VADTOOL_BIN override the binaries (default .build/release/parley, parley-vadtool).
+# MODEL=live|offline picks parley detect's network (default offline, detect's own default); the
+# live events of the corpus conversation always come from the live network.
 set -euo pipefail
 S=${1:?usage: evaluate.sh SHARED CHECK}; C=${2:?usage: evaluate.sh SHARED CHECK}
 S=$(cd "$S" && pwd)  # absolute: the held-out clips are symlinked from inside CHECK
 P=${PARLEY_BIN:-.build/release/parley}; T=${VADTOOL_BIN:-.build/release/parley-vadtool}
+M="--model ${MODEL:-offline}"
 D=${DETECTOR:-parley}; R="python3 $(cd "$(dirname "$0")" && pwd)/reference.py $D"
 case $D in parley) TD="the TalkDetector" ;; silero|ten) TD="Silero's smoother" ;;
   *) echo "evaluate.sh: DETECTOR must be parley, silero or ten" >&2; exit 2 ;; esac
@@ -23,13 +26,13 @@ mkdir -p "$O" "$C/debs" "$C/x" "$C/sing" "$C/ottd" "$C/heldout" "$C/amb"
 # frames OUT FILE.wav...: file,time_s,prob per 10 ms frame.
 frames() {
   local out=$1; shift
-  if [ "$D" = parley ]; then $P detect --format frames "$@" > "$out"; else $R --format frames "$@" > "$out"; fi
+  if [ "$D" = parley ]; then $P detect $M --format frames "$@" > "$out"; else $R --format frames "$@" > "$out"; fi
 }
 # segments OUT FILE.wav...: file,start_s,end_s talk segments (the TalkDetector's or the smoother's).
 segments() {
   local out=$1; shift
   if [ "$D" = parley ]; then
-    $P detect --format csv "$@" | awk -F, 'NR > 1 { print $1 "," $3 "," $4 }' > "$out"
+    $P detect $M --format csv "$@" | awk -F, 'NR > 1 { print $1 "," $3 "," $4 }' > "$out"
     sed -i '1i file,start_s,end_s' "$out"
   else
     $R --format segments "$@" > "$out"
@@ -124,7 +127,7 @@ done
 echo "## 3. conversation (corpus scene01)"
 SC=$CO/conversation
 if [ "$D" = parley ]; then
-  $P detect --meeting --format csv "$SC"/scene01_spk*.wav > "$O/scene01.segs.csv"
+  $P detect $M --meeting --format csv "$SC"/scene01_spk*.wav > "$O/scene01.segs.csv"
   $T meeting "$SC"/scene01_spk*.wav > "$O/scene01.events.jsonl"
   echo "### segments (parley detect --meeting --format csv: segment starts are back-dated to the onset)"
 else

@@ -24,7 +24,7 @@ MEANS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85)
 
 def probabilities(model, V):
     """The checkpoint's probability per frame of every validation mixture (silent frames 0)."""
-    net, mean, inv, _ = M.from_npz(model)
+    net, mean, inv, lookahead = M.from_npz(model)
     net.eval()
     mean_t, inv_t = torch.tensor(mean), torch.tensor(inv)
     out = np.zeros(V["X"].shape[:2], np.float32)
@@ -32,8 +32,11 @@ def probabilities(model, V):
         for j in range(len(V["X"])):
             keep = np.flatnonzero(V["analysed"][j])
             if len(keep):
-                x = M.standardise(torch.from_numpy(V["X"][j][keep][None].astype(np.float32)), mean_t, inv_t)
-                out[j, keep] = torch.sigmoid(net(x))[0].numpy()
+                fed = V["X"][j][keep].astype(np.float32)
+                if lookahead:   # each frame's decision after `lookahead` more; the end repeated
+                    fed = np.concatenate([fed, np.repeat(fed[-1:], lookahead, axis=0)])
+                x = M.standardise(torch.from_numpy(fed[None].copy()), mean_t, inv_t)
+                out[j, keep] = torch.sigmoid(M.delayed(net(x), lookahead))[0].numpy()
     return out
 
 
