@@ -29,7 +29,7 @@ public struct ChatOptions: Sendable, Hashable {
 
 /// What the room's chat reports (``JanusRoom/chat``), in order.
 public enum ChatEvent: Sendable, Hashable {
-    /// A message, this participant's own echoes included (``ChatMessage/isOwn``).
+    /// A message, this participant's own echoes included (`ChatMessage.isOwn`).
     case message(ChatMessage)
     /// A participant joined the chat room.
     case joined(TextRoomParticipant)
@@ -151,7 +151,7 @@ final class RoomChat: Sendable {
     /// `username`, shown as `display`) answered. Then a task drives the channel until
     /// ``leave(timeout:)``.
     /// - Throws: ``RoomError``: ``RoomError/noSuchRoom(room:server:)``, ``RoomError/chat(_:)``
-    ///   with ``ChatError/refused(code:reason:)`` (a wrong pin, a username taken),
+    ///   with `ChatError.refused(code:reason:)` (a wrong pin, a username taken),
     ///   ``RoomError/joinTimedOut(room:seconds:hint:)``, ``RoomError/webRTC(_:)``, ... Nothing
     ///   is left on the server then.
     static func start(_ o: JanusRoom.Options, chat: ChatOptions, username: String, clock: any MediaClock,

@@ -115,7 +115,7 @@ public final class WebRTCChat {
 
     /// The chat of `transport`, whose descriptions agreed on data channels (after its
     /// ``WebRTCTransport/setRemote(_:dataChannel:)``); it takes the data channels' events
-    /// (``DataChannelEndpoint/onEvent`` is the chat's from here).
+    /// (`DataChannelEndpoint.onEvent` is the chat's from here).
     /// - Parameters:
     ///   - transport: the call's transport.
     ///   - clock: the transport's clock (the times of the opening).
