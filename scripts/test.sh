@@ -34,7 +34,7 @@ SWT_EXPERIMENTAL_EVENT_STREAM_FIELDS_ENABLED=1 "$(swift build --show-bin-path)/P
   --experimental-event-stream-output "$tmp/tests.jsonl" --experimental-event-stream-version 0 >"$tmp/tests.txt"
 realtime=$(python3 scripts/realtime-tests.py "$tmp/tests.jsonl" "$tmp/tests.txt")
 # Suites that run only inside scripts/netns.sh's namespace (they skip themselves elsewhere).
-webrtc="BrowserInteropTests|BrowserCallTests|JanusWebRTCTests|RoomsOverWebRTCTests|JoinRoomExampleTests|JoinOverWebRTCTests|RoomChatTests|ChatBrowserTests|JoinChatTests"
+webrtc="BrowserInteropTests|BrowserCallTests|JanusWebRTCTests|RoomsOverWebRTCTests|JoinRoomExampleTests|JoinOverWebRTCTests|RoomChatTests|ChatBrowserTests|JoinChatTests|CallChatBrowserTests"
 status=0
 swift test --skip-build --disable-xctest --parallel --skip "$realtime" 2>&1 | tee "$tmp/rest.log" || status=1
 swift test --skip-build --disable-xctest --no-parallel --filter "$realtime" 2>&1 | tee "$tmp/realtime.log" || status=1

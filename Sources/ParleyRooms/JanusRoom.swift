@@ -255,11 +255,11 @@ public final class JanusRoom: Sendable {
     }
 
     /// Sends `text` to everyone in the chat room (this participant gets its echo, marked
-    /// ``ChatMessage/isOwn``). It leaves at once, or, in a burst, as soon as the data channel's
+    /// `ChatMessage.isOwn`). It leaves at once, or, in a burst, as soon as the data channel's
     /// send buffer has room: messages go in the order sent.
-    /// - Throws: ``ChatError/tooLong(size:limit:)`` over ``chatTextLimit``,
-    ///   ``ChatError/channelClosed`` once the chat has closed or the room was left,
-    ///   ``ChatError/notEnabled`` without ``Options/chat``. Janus's refusals come later as
+    /// - Throws: `ChatError.tooLong(size:limit:)` over ``chatTextLimit``,
+    ///   `ChatError.channelClosed` once the chat has closed or the room was left,
+    ///   `ChatError.notEnabled` without ``Options/chat``. Janus's refusals come later as
     ///   ``ChatEvent/refused(code:reason:)``.
     public func send(chat text: String) throws(ChatError) {
         guard let link = chatLink.withLock({ $0 }) else {
@@ -269,7 +269,7 @@ public final class JanusRoom: Sendable {
     }
 
     /// Sends UTF-8 bytes as a chat message, as ``send(chat:)``.
-    /// - Throws: ``ChatError/invalidUTF8`` when they are not UTF-8, else as ``send(chat:)``.
+    /// - Throws: `ChatError.invalidUTF8` when they are not UTF-8, else as ``send(chat:)``.
     public func send(chatUTF8 bytes: some Collection<UInt8>) throws(ChatError) {
         guard let text = String(validating: Array(bytes), as: UTF8.self) else { throw .invalidUTF8 }
         try send(chat: text)

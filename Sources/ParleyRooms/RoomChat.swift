@@ -4,7 +4,8 @@ import ParleyDTLS
 import ParleyJanus
 import ParleySCTP
 import ParleySDP
-import ParleyWebRTC
+// The chat's message and error types are ParleyWebRTC's, shared with a direct call's chat.
+@_exported import ParleyWebRTC
 import Synchronization
 
 // A room's chat through Janus's TextRoom plugin: a PeerConnection of its own (Janus offers a
@@ -26,36 +27,9 @@ public struct ChatOptions: Sendable, Hashable {
     }
 }
 
-/// A text message of the room's chat.
-public struct ChatMessage: Sendable, Hashable {
-    /// The sender's id in the chat room (its TextRoom username; a Parley participant's is its
-    /// participant id in the media room).
-    public var senderID: String
-    /// The sender's display name (its id when it gave none).
-    public var displayName: String
-    /// The text.
-    public var text: String
-    /// When the message arrived here (the system's wall clock).
-    public var time: Date
-    /// Janus's time stamp of the message (`YYYY-MM-DDThh:mm:ss±hhmm`, to the second).
-    public var serverTime: String
-    /// Whether this participant sent it (Janus echoes each message to its sender too).
-    public var isOwn: Bool
-
-    /// A message of `senderID` shown as `displayName`.
-    public init(senderID: String, displayName: String, text: String, time: Date, serverTime: String, isOwn: Bool) {
-        self.senderID = senderID
-        self.displayName = displayName
-        self.text = text
-        self.time = time
-        self.serverTime = serverTime
-        self.isOwn = isOwn
-    }
-}
-
 /// What the room's chat reports (``JanusRoom/chat``), in order.
 public enum ChatEvent: Sendable, Hashable {
-    /// A message, this participant's own echoes included (``ChatMessage/isOwn``).
+    /// A message, this participant's own echoes included (`ChatMessage.isOwn`).
     case message(ChatMessage)
     /// A participant joined the chat room.
     case joined(TextRoomParticipant)
@@ -66,31 +40,6 @@ public enum ChatEvent: Sendable, Hashable {
     /// The chat ended: its data channel closed, its PeerConnection failed, the room was
     /// destroyed, or this participant was kicked out of it.
     case closed
-}
-
-/// Why the chat refused a message, or could not start.
-public enum ChatError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The text, as JSON writes it (quotes, backslashes and control characters escaped), is
-    /// `size` bytes, over the `limit` Janus's TextRoom carries (``JanusRoom/chatTextLimit``).
-    case tooLong(size: Int, limit: Int)
-    /// The bytes are not UTF-8.
-    case invalidUTF8
-    /// The chat has closed (``ChatEvent/closed``) or the room was left.
-    case channelClosed
-    /// The room was joined without a chat (``JanusRoom/Options/chat`` nil).
-    case notEnabled
-    /// Janus refused: its TextRoom error code and text.
-    case refused(code: Int, reason: String)
-
-    public var description: String {
-        switch self {
-        case .tooLong(let size, let limit): return "the message is \(size) bytes, over the chat's limit of \(limit)"
-        case .invalidUTF8: return "the message is not UTF-8"
-        case .channelClosed: return "the chat's data channel is closed"
-        case .notEnabled: return "the room was joined without a chat"
-        case .refused(let code, let reason): return "Janus TextRoom error \(code): \(reason)"
-        }
-    }
 }
 
 /// Counters of a room's chat.
@@ -202,7 +151,7 @@ final class RoomChat: Sendable {
     /// `username`, shown as `display`) answered. Then a task drives the channel until
     /// ``leave(timeout:)``.
     /// - Throws: ``RoomError``: ``RoomError/noSuchRoom(room:server:)``, ``RoomError/chat(_:)``
-    ///   with ``ChatError/refused(code:reason:)`` (a wrong pin, a username taken),
+    ///   with `ChatError.refused(code:reason:)` (a wrong pin, a username taken),
     ///   ``RoomError/joinTimedOut(room:seconds:hint:)``, ``RoomError/webRTC(_:)``, ... Nothing
     ///   is left on the server then.
     static func start(_ o: JanusRoom.Options, chat: ChatOptions, username: String, clock: any MediaClock,

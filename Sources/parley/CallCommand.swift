@@ -22,6 +22,7 @@ let callCommand = Command(
                            [--receive-bitrate KBPS] [--audio PCM|FILE.wav] [--video DEVICE|FILE.y4m]
                            [--name NAME] [--output FILE.wav] [--video-output FILE.y4m]
                            [--events FILE.jsonl] [--no-tui] [--headset] [--timeout S] [--sdp-wait S]
+                           [--chat] [--chat-from FILE]
 
         Calls the host that runs the same command the other way round: sends the local audio
         (Opus, 20 ms, the RFC 6464 level with the talking detector's voice flag, RTCP sender
@@ -63,6 +64,17 @@ let callCommand = Command(
         estimate of what the path carries (from the rate and loss it receives, at most
         --receive-bitrate), and its own VP8 keeps under the peer's estimate.
 
+        With --chat (webrtc) the call also carries a chat over a data channel: the answer
+        accepts the offer's data-channel section (SCTP over DTLS), Parley accepts the channel
+        the peer opens (any label; when the peer opens none within 1 s of the association,
+        Parley opens one labelled "chat"), and the peer's text messages are printed as
+        "peer: TEXT" lines (the grid shows the newest) and written to --events as "message"
+        lines, as 'parley join --chat' does; each line of standard input is sent, or with
+        --chat-from FILE each line of FILE, once the channel is open. Parley's own lines are
+        shown and written as they leave ("NAME (me): TEXT", "own": true). A line that is not
+        UTF-8, or longer than the peer's a=max-message-size (262144 bytes at most), is reported
+        and skipped.
+
         Options:
           --listen PORT         UDP port to receive on (the peer's --to port); with webrtc the
                                 TCP port of the offer endpoint
@@ -101,11 +113,16 @@ let callCommand = Command(
           --receive-bitrate KBPS
                                 webrtc: the most video bitrate Parley's REMB asks of the peer
                                 (default 2000)
+          --chat                webrtc: chat over a data channel, sending the lines of
+                                standard input
+          --chat-from FILE      webrtc: chat, sending the lines of FILE (instead of standard
+                                input)
         Ctrl-C hangs up (an RTCP BYE tells the peer). The key is never printed.
 
         Prints the call's events (or shows the grid), then what was sent and received (with video:
         frames, keyframes, NACKs, resends, PLIs each way; with webrtc the connection's state,
-        the size of the peer's pictures and the REMBs each way).
+        the size of the peer's pictures and the REMBs each way; with --chat the messages each
+        way and the data channel's opening after DTLS).
         Exit status: 0 the peer was heard, 1 it never was or a device, file or network error,
         2 usage error.
         """,
@@ -135,8 +152,9 @@ private struct CallOptions {
 
 private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageError) -> CallOptions {
     let s = try ArgumentScanner(args, valued: ["listen", "to", "audio", "video", "sdp-out", "sdp-in", "name", "output", "video-output",
-                                               "events", "timeout", "sdp-wait", "transport", "ice-address", "receive-bitrate"],
-                                flagNames: ["no-srtp", "no-tui", "headset"])
+                                               "events", "timeout", "sdp-wait", "transport", "ice-address", "receive-bitrate",
+                                               "chat-from"],
+                                flagNames: ["no-srtp", "no-tui", "headset", "chat"])
     guard s.positionals.isEmpty else { throw .init(description: "unexpected argument '\(s.positionals[0])'") }
     guard s.value("listen") != nil else { throw .init(description: "missing --listen PORT") }
     let listen = try s.int("listen", default: 0, in: 1...65535)
@@ -155,11 +173,17 @@ private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
             guard !w.iceAddresses.isEmpty else { throw .init(description: "--ice-address needs at least one address") }
         }
         w.receiveBitrateKbps = try s.int("receive-bitrate", default: 2_000, in: 30...100_000)
+        w.chatFrom = s.value("chat-from")
+        w.chat = s.flag("chat") || w.chatFrom != nil
+        if let file = w.chatFrom, !FileManager.default.isReadableFile(atPath: file) {
+            throw .init(description: "--chat-from: cannot read '\(file)'")
+        }
         o.webRTC = w
     } else {
-        for unsupported in ["ice-address", "receive-bitrate"] where s.value(unsupported) != nil {
+        for unsupported in ["ice-address", "receive-bitrate", "chat-from"] where s.value(unsupported) != nil {
             throw .init(description: "--\(unsupported) is for --transport webrtc")
         }
+        if s.flag("chat") { throw .init(description: "--chat is for --transport webrtc") }
         guard let to = s.value("to") else { throw .init(description: "missing --to HOST:PORT") }
         guard let (host, port) = parseHostPort(to) else { throw .init(description: "--to must be HOST:PORT, got '\(to)'") }
         o = CallOptions(listen: UInt16(listen), host: host, port: port, name: ProcessInfo.processInfo.hostName)

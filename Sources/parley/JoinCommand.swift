@@ -385,8 +385,7 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
             (o.audioBridge ? "In the room (Janus): " + room.members.joined(separator: ", ") + "   talking (Janus): "
                 + (room.talking.isEmpty ? "-" : room.talking.joined(separator: ", ")) + "\n" : "")
                 + (keys != nil ? "\nm: mute or unmute   q: leave\n" : "")
-                + (o.chat ? "\nChat (type a line and Enter to send; Ctrl-C leaves):\n"
-                    + chatShown.lines.withLock { $0.map { "  " + $0 + "\n" }.joined() } : "")
+                + (o.chat ? chatShown.footer(leaving: "leaves") : "")
         }
     }
     signal(SIGINT) { _ in leaveRequested.store(true, ordering: .relaxed) }
@@ -449,20 +448,6 @@ private func relayNotes(of room: JanusRoom, to inlet: CallSessionInlet, eventsFi
     }
 }
 
-/// The newest chat messages, as the grid shows them under the participants (the newest last).
-private final class ChatShown: Sendable {
-    /// How many are shown.
-    static let count = 8
-    let lines = Mutex<[String]>([])
-
-    func add(_ line: String) {
-        lines.withLock { list in
-            list.append(line.replacingOccurrences(of: "\n", with: " "))
-            if list.count > Self.count { list.removeFirst(list.count - Self.count) }
-        }
-    }
-}
-
 /// Hands the room's chat to the call's thread: each message is written to `--events` as a
 /// `message` line, printed with `--no-tui`, and kept among the newest shown on the grid.
 private func relayChat(of room: JanusRoom, to inlet: CallSessionInlet, eventsFile: FileHandle?, showGrid: Bool,
@@ -471,18 +456,7 @@ private func relayChat(of room: JanusRoom, to inlet: CallSessionInlet, eventsFil
         for await event in room.chat {
             switch event {
             case .message(let m):
-                let line = "\(m.displayName)\(m.isOwn ? " (me)" : ""): \(m.text)"
-                shown.add(line)
-                let time = Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(m.time)
-                inlet.post { session in
-                    if let h = eventsFile {
-                        h.write(Data(("{\"type\": \"message\", \"participant\": \(jsonString(m.displayName)), \"text\": \(jsonString(m.text)), "
-                            + "\"t\": \(String(format: "%.3f", session.mediaTime)), \"time\": \(jsonString(time)), \"own\": \(m.isOwn)}\n").utf8))
-                    }
-                    if !showGrid {
-                        FileHandle.standardOutput.write(Data((String(format: "%8.3f s  ", session.mediaTime) + line + "\n").utf8))
-                    }
-                }
+                inlet.post { session in showChatMessage(m, at: session.mediaTime, eventsFile: eventsFile, showGrid: showGrid, shown: shown) }
             case .refused(let code, let reason): printError("parley join: chat: Janus refused a message: error \(code): \(reason)")
             case .closed: printError("parley join: chat: the chat's data channel closed")
             case .joined, .left: break
@@ -496,15 +470,10 @@ private func relayChat(of room: JanusRoom, to inlet: CallSessionInlet, eventsFil
 /// own. A line the chat refuses (too long, not UTF-8) is reported and skipped.
 private func startChatInput(_ o: JoinOptions, room: JanusRoom) throws {
     @Sendable func send(_ line: ArraySlice<UInt8>) {
-        var bytes = line
-        if bytes.last == 0x0D { bytes.removeLast() }
-        guard !bytes.isEmpty else { return }
-        do { try room.send(chatUTF8: bytes) } catch { printError("parley join: chat: \(error)") }
+        do { try room.send(chatUTF8: line) } catch { printError("parley join: chat: \(error)") }
     }
     if let file = o.chatFrom {
-        let data: [UInt8]
-        do { data = Array(try Data(contentsOf: URL(fileURLWithPath: file))) } catch { throw CallError("\(file): \(error.localizedDescription)") }
-        let lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+        let lines = try chatFileLines(file)
         let waitFor = o.waitFor
         try blocking {
             let deadline = MonotonicTime.now().advanced(bySeconds: 30)
@@ -515,19 +484,7 @@ private func startChatInput(_ o: JoinOptions, room: JanusRoom) throws {
         for line in lines { send(line) }
         return
     }
-    Thread.detachNewThread {
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while case .success(1) = valueOrErrno({ read(STDIN_FILENO, &byte, 1) }) {
-            if byte == 0x0A {
-                send(line[...])
-                line.removeAll(keepingCapacity: true)
-            } else {
-                line.append(byte)
-            }
-        }
-        if !line.isEmpty { send(line[...]) }
-    }
+    readChatLinesFromStandardInput(send)
 }
 
 /// What was sent and received.

@@ -142,7 +142,12 @@ import Testing
                                  (["call", "--listen", "5000", "--transport", "webrtc", "--no-srtp"], "--no-srtp is for --transport rtp"),
                                  (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--ice-address", "127.0.0.1"],
                                   "--ice-address is for --transport webrtc"),
-                                 (["call", "--listen", "5000", "--transport", "webrtc", "--receive-bitrate", "5"], "--receive-bitrate")] {
+                                 (["call", "--listen", "5000", "--transport", "webrtc", "--receive-bitrate", "5"], "--receive-bitrate"),
+                                 (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--chat"], "--chat is for --transport webrtc"),
+                                 (["call", "--listen", "5000", "--to", "127.0.0.1:5002", "--no-srtp", "--chat-from", "lines.txt"],
+                                  "--chat-from is for --transport webrtc"),
+                                 (["call", "--listen", "5000", "--transport", "webrtc", "--chat-from", "missing.txt"],
+                                  "--chat-from: cannot read 'missing.txt'")] {
             let child = try InteropChild(interopParleyBinary, args, in: dir, name: "call-usage")
             #expect(child.wait(seconds: 10) == 2, "\(args): \(child.output)")
             #expect(child.output.contains(fragment), "\(args): \(child.output)")

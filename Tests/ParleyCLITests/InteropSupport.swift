@@ -97,9 +97,11 @@ final class InteropChild {
     let outputURL: URL
     private var status: Int32?
 
-    /// Starts `executable` in `directory`: standard input from /dev/null and output into
-    /// `name`.log, or all three on `terminal` (a pseudo-terminal's device, see ``InteropTerminal``).
-    init(_ executable: String, _ arguments: [String], in directory: URL, name: String, terminal: String? = nil) throws {
+    /// Starts `executable` in `directory`: standard input from `input` (a file descriptor, e.g.
+    /// a pipe's read end) or /dev/null and output into `name`.log, or all three on `terminal`
+    /// (a pseudo-terminal's device, see ``InteropTerminal``).
+    init(_ executable: String, _ arguments: [String], in directory: URL, name: String, terminal: String? = nil,
+         input: Int32? = nil) throws {
         self.name = name
         outputURL = directory.appendingPathComponent("\(name).log")
         var actions = posix_spawn_file_actions_t()
@@ -109,7 +111,11 @@ final class InteropChild {
             posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR | O_NOCTTY, 0)
             posix_spawn_file_actions_adddup2(&actions, 0, 1)
         } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            if let input {
+                posix_spawn_file_actions_adddup2(&actions, input, 0)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            }
             posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
