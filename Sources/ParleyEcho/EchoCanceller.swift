@@ -164,35 +164,24 @@ public final class EchoCanceller {
         let span = rate * (configuration.maximumDelayMs + 1_500) / 1000
         var size = 1
         while size < span { size <<= 1 }
-        ring = .allocate(capacity: size)
-        ring.initialize(repeating: 0)
+        ring = .filled(size, with: 0)
         ringMask = size - 1
-        reference = .allocate(capacity: frameSamples)
-        reference.initialize(repeating: 0)
-        near = .allocate(capacity: frameSamples)
-        near.initialize(repeating: 0)
-        cancelled = .allocate(capacity: frameSamples)
-        cancelled.initialize(repeating: 0)
-        output = .allocate(capacity: frameSamples * Self.maximumFrames)
-        output.initialize(repeating: 0)
-        echoOnly = .allocate(capacity: Self.maximumFrames)
-        echoOnly.initialize(repeating: false)
+        reference = .filled(frameSamples, with: 0)
+        near = .filled(frameSamples, with: 0)
+        cancelled = .filled(frameSamples, with: 0)
+        output = .filled(frameSamples * Self.maximumFrames, with: 0)
+        echoOnly = .filled(Self.maximumFrames, with: false)
 
         blockSamples = rate / 200
         maxLagBlocks = configuration.maximumDelayMs / 5
         var envelopeSize = 1
         while envelopeSize < windowBlocks + maxLagBlocks + 800 { envelopeSize <<= 1 }
-        refEnvelope = .allocate(capacity: envelopeSize)
-        refEnvelope.initialize(repeating: 0)
+        refEnvelope = .filled(envelopeSize, with: 0)
         refEnvelopeMask = envelopeSize - 1
-        micEnvelope = .allocate(capacity: windowBlocks)
-        micEnvelope.initialize(repeating: 0)
-        micRefBlock = .allocate(capacity: windowBlocks)
-        micRefBlock.initialize(repeating: 0)
-        farHistory = .allocate(capacity: 64)
-        farHistory.initialize(repeating: -120)
-        correlation = .allocate(capacity: maxLagBlocks + 1)
-        correlation.initialize(repeating: 0)
+        micEnvelope = .filled(windowBlocks, with: 0)
+        micRefBlock = .filled(windowBlocks, with: 0)
+        farHistory = .filled(64, with: -120)
+        correlation = .filled(maxLagBlocks + 1, with: 0)
         farDecayDbPerFrame = 60 / Float(Self.echoTailMs) * 10
     }
 
@@ -387,5 +376,14 @@ public final class EchoCanceller {
             statistics.filterOffsetMs = Double(offset) * 1000 / Double(rate)
             statistics.realignments += 1
         }
+    }
+}
+
+extension UnsafeMutableBufferPointer {
+    /// A new buffer of `count` elements, each `value` (the caller deallocates it).
+    fileprivate static func filled(_ count: Int, with value: Element) -> Self {
+        let buffer = allocate(capacity: count)
+        buffer.initialize(repeating: value)
+        return buffer
     }
 }

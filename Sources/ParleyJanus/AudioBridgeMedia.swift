@@ -2,7 +2,7 @@
 // mute and unmute.
 
 /// What a participant of an AudioBridge room hears from the plugin.
-public enum AudioBridgeEvent: Sendable, Equatable {
+public enum AudioBridgeEvent: JanusPluginEvent, Equatable {
     /// A participant as the room reports it (as `listparticipants` does).
     public typealias Participant = AudioBridgeHandle.Participant
 
@@ -36,13 +36,8 @@ public enum AudioBridgeEvent: Sendable, Equatable {
         if case .error(let code, let text) = self { (code, text) } else { nil }
     }
 
-    /// Reads an AudioBridge plugin event's data.
-    public init(_ data: JSONValue) {
-        self = data.pluginError.map { .error(code: $0.code, text: $0.text) } ?? Self.event(data)
-    }
-
     /// The event in an AudioBridge plugin event's data that holds no error.
-    private static func event(_ data: JSONValue) -> AudioBridgeEvent {
+    public static func event(_ data: JSONValue) -> AudioBridgeEvent {
         let list = (data["participants"]?.arrayValue ?? []).compactMap(Participant.init)
         switch data["audiobridge"]?.stringValue {
         case "joined":

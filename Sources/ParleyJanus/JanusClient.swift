@@ -340,6 +340,22 @@ extension JSONValue {
     }
 }
 
+/// What a Janus plugin handle hears from its plugin, read from the plugin data of a Janus
+/// `event`: the plugin's error, or else the plugin's own event.
+public protocol JanusPluginEvent: Sendable {
+    /// An error answering an asynchronous request: the plugin's `error_code` and `error`.
+    static func error(code: Int, text: String) -> Self
+    /// The event in plugin data that holds no error.
+    static func event(_ data: JSONValue) -> Self
+}
+
+extension JanusPluginEvent {
+    /// Reads a plugin event's data: its error when it holds one, else its event.
+    public init(_ data: JSONValue) {
+        self = data.pluginError.map { .error(code: $0.code, text: $0.text) } ?? .event(data)
+    }
+}
+
 /// A Janus API message (reply or event): the members Parley reads, and the whole message.
 @dynamicMemberLookup
 struct JanusMessage: Decodable, Sendable {

@@ -143,7 +143,7 @@ public struct VideoRoomSubscribedStream: Sendable, Hashable {
 /// What a VideoRoom subscriber handle hears from the plugin. Janus's offers (to answer with
 /// ``VideoRoomHandle/start(answer:)``) come in the event's `jsep`, beside `attached` and
 /// `updated`.
-public enum VideoRoomSubscriberEvent: Sendable, Hashable {
+public enum VideoRoomSubscriberEvent: JanusPluginEvent, Hashable {
     /// The subscription was made: the room, and the streams of Janus's offer.
     case attached(room: UInt64, streams: [VideoRoomSubscribedStream])
     /// The subscription changed (streams added or removed, a publisher left): the streams of
@@ -160,21 +160,17 @@ public enum VideoRoomSubscriberEvent: Sendable, Hashable {
     /// Anything else the plugin said.
     case other(JSONValue)
 
-    /// Reads a VideoRoom plugin event's data on a subscriber handle.
-    public init(_ data: JSONValue) {
-        if let failure = data.pluginError {
-            self = .error(code: failure.code, text: failure.text)
-            return
-        }
+    /// The event in a VideoRoom plugin event's data on a subscriber handle that holds no error.
+    public static func event(_ data: JSONValue) -> VideoRoomSubscriberEvent {
         let room = UInt64(bitPattern: data["room"]?.intValue ?? 0)
         let streams = (data["streams"]?.arrayValue ?? []).compactMap(VideoRoomSubscribedStream.init)
         switch data["videoroom"]?.stringValue {
-        case "attached": self = .attached(room: room, streams: streams)
-        case "updated": self = .updated(room: room, streams: streams)
-        case "event" where data["started"]?.stringValue == "ok": self = .started
-        case "event" where data["paused"]?.stringValue == "ok": self = .paused
-        case "event" where data["left"]?.stringValue == "ok": self = .left
-        default: self = .other(data)
+        case "attached": return .attached(room: room, streams: streams)
+        case "updated": return .updated(room: room, streams: streams)
+        case "event" where data["started"]?.stringValue == "ok": return .started
+        case "event" where data["paused"]?.stringValue == "ok": return .paused
+        case "event" where data["left"]?.stringValue == "ok": return .left
+        default: return .other(data)
         }
     }
 }

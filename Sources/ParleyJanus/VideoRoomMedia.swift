@@ -62,7 +62,7 @@ public struct VideoRoomPublisher: Sendable, Equatable {
 }
 
 /// What a participant joined to a VideoRoom room hears from the plugin.
-public enum VideoRoomEvent: Sendable, Equatable {
+public enum VideoRoomEvent: JanusPluginEvent, Equatable {
     /// This handle joined: its id, and the publishers already in the room.
     case joined(id: UInt64, publishers: [VideoRoomPublisher])
     /// New or changed publishers.
@@ -86,13 +86,8 @@ public enum VideoRoomEvent: Sendable, Equatable {
         if case .error(let code, let text) = self { (code, text) } else { nil }
     }
 
-    /// Reads a VideoRoom plugin event's data.
-    public init(_ data: JSONValue) {
-        self = data.pluginError.map { .error(code: $0.code, text: $0.text) } ?? Self.event(data)
-    }
-
     /// The event in a VideoRoom plugin event's data that holds no error.
-    private static func event(_ data: JSONValue) -> VideoRoomEvent {
+    public static func event(_ data: JSONValue) -> VideoRoomEvent {
         switch data["videoroom"]?.stringValue {
         case "joined":
             return .joined(id: UInt64(bitPattern: data["id"]?.intValue ?? 0),

@@ -271,76 +271,48 @@ public struct WAVReader: ByteSourceReader {
     /// delivers what it has, then throws ``MediaFileError/truncated(path:offset:expected:got:)``.
     /// Throws ``MediaFileError/invalidArgument(path:reason:)`` when `buffer` is not whole frames.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(MediaFileError) -> Int {
-        let encoding = format.encoding
-        return try readFrames(into: buffer) { s, out, n in
-            let p = s.baseAddress!
-            switch encoding {
-            case .int16:
-                for i in 0..<n {
-                    out[i] = Float(Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) * (1.0 / 32768.0)
-                }
-            case .int24:
-                let b = s.bindMemory(to: UInt8.self)
-                for i in 0..<n {
-                    let v = Int32(bitPattern: UInt32(b[3 * i]) << 8 | UInt32(b[3 * i + 1]) << 16 | UInt32(b[3 * i + 2]) << 24) >> 8
-                    out[i] = Float(v) * (1.0 / 8388608.0)
-                }
-            case .int32:
-                for i in 0..<n {
-                    out[i] = Float(Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) * (1.0 / 2147483648.0)
-                }
-            case .float32:
-                return Self.convertFloat32(p, out, n) { $0 }
-            }
-            return (0, -1)
-        }
+        try readSamples(into: buffer)
     }
 
     /// Reads up to `buffer.count / channels` frames as Int16 into `buffer` (interleaved).
     /// Same contract as the Float variant.
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(MediaFileError) -> Int {
-        let encoding = format.encoding
-        return try readFrames(into: buffer) { s, out, n in
-            let p = s.baseAddress!
-            switch encoding {
-            case .int16:
-                for i in 0..<n { out[i] = Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self)) }
-            case .int24:
-                let b = s.bindMemory(to: UInt8.self)
-                for i in 0..<n { out[i] = Int16(bitPattern: UInt16(b[3 * i + 1]) | UInt16(b[3 * i + 2]) << 8) }
-            case .int32:
-                for i in 0..<n {
-                    out[i] = Int16(truncatingIfNeeded: Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self)) >> 16)
-                }
-            case .float32:
-                return Self.convertFloat32(p, out, n) { Int16(clampingFloat: $0) }
-            }
-            return (0, -1)
-        }
+        try readSamples(into: buffer)
     }
 
-    /// Converts `n` little-endian float samples at `p` into `out` with `convert`, a non-finite
-    /// one as 0; returns how many were non-finite and the first one's index.
+    /// Converts `n` samples of `encoding` at `s` into `out`, a non-finite one as 0; returns how
+    /// many were non-finite and the first one's index. A 24-bit sample is read as the top three
+    /// bytes of a 32-bit one, which it is.
     @inline(__always)
-    private static func convertFloat32<S>(_ p: UnsafeRawPointer, _ out: UnsafeMutablePointer<S>, _ n: Int,
-                                   _ convert: (Float) -> S) -> (bad: Int, firstBad: Int) {
-        var bad = 0, firstBad = -1
-        for i in 0..<n {
-            let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
-            if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
-            out[i] = convert(v.isFinite ? v : 0)
+    private static func convert<S: WAVSample>(_ s: UnsafeRawBufferPointer, _ encoding: WAVSampleEncoding,
+                                              into out: UnsafeMutablePointer<S>, count n: Int) -> (bad: Int, firstBad: Int) {
+        let p = s.baseAddress!
+        switch encoding {
+        case .int16:
+            for i in 0..<n { out[i] = S(wavInt16: Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) }
+        case .int24:
+            let b = s.bindMemory(to: UInt8.self)
+            for i in 0..<n {
+                out[i] = S(wavInt32: Int32(bitPattern: UInt32(b[3 * i]) << 8 | UInt32(b[3 * i + 1]) << 16 | UInt32(b[3 * i + 2]) << 24))
+            }
+        case .int32:
+            for i in 0..<n { out[i] = S(wavInt32: Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) }
+        case .float32:
+            var bad = 0, firstBad = -1
+            for i in 0..<n {
+                let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
+                if !v.isFinite { bad += 1; if firstBad < 0 { firstBad = i } }
+                out[i] = S(wavFloat: v.isFinite ? v : 0)
+            }
+            return (bad, firstBad)
         }
-        return (bad, firstBad)
+        return (0, -1)
     }
 
     /// The read loop both sample types share: whole frames from the data chunk, converted by
-    /// `convert(bytes, out, sampleCount)`, which writes 0 for a non-finite sample and returns how
-    /// many there were and the first one's index; those are then rejected or counted as the
-    /// policy says.
-    private mutating func readFrames<S>(
-        into buffer: UnsafeMutableBufferPointer<S>,
-        _ convert: (UnsafeRawBufferPointer, UnsafeMutablePointer<S>, Int) -> (bad: Int, firstBad: Int)
-    ) throws(MediaFileError) -> Int {
+    /// `convert`, which writes 0 for a non-finite sample; those are then
+    /// rejected or counted as the policy says.
+    private mutating func readSamples<S: WAVSample>(into buffer: UnsafeMutableBufferPointer<S>) throws(MediaFileError) -> Int {
         let ch = format.channels
         guard buffer.count % ch == 0 else {
             throw .invalidArgument(path: name, reason: "buffer of \(buffer.count) samples is not whole frames of \(ch) channels")
@@ -351,7 +323,8 @@ public struct WAVReader: ByteSourceReader {
             if pendingError != nil && done > 0 { break }   // deliver what was read first
             let frames = try readRaw(maxFrames: total - done)
             if frames == 0 { break }
-            let (bad, firstBad) = convert(UnsafeRawBufferPointer(scratch.bytes), buffer.baseAddress! + done * ch, frames * ch)
+            let (bad, firstBad) = Self.convert(UnsafeRawBufferPointer(scratch.bytes), format.encoding,
+                                               into: buffer.baseAddress! + done * ch, count: frames * ch)
             if bad > 0 {
                 if nonFinitePolicy == .reject {
                     throw .nonFiniteSamples(path: name, frame: framesRead + firstBad / ch, count: bad)
@@ -433,61 +406,38 @@ public struct WAVWriter {
     /// Appends interleaved Float samples (a whole number of frames). Throws
     /// ``MediaFileError/invalidArgument(path:reason:)`` for a partial frame or after ``close()``.
     public mutating func write(_ samples: UnsafeBufferPointer<Float>) throws(MediaFileError) {
-        let encoding = format.encoding
-        try writeChunked(samples) { src, n, s in
-            let p = s.baseAddress!
-            switch encoding {
-            case .int16:
-                for k in 0..<n { p.storeBytes(of: Int16(clampingFloat: src[k]).littleEndian, toByteOffset: 2 * k, as: Int16.self) }
-            case .int24:
-                for k in 0..<n {
-                    let v = src[k]
-                    let q = v == v ? Int32(max(-8_388_608, min(8_388_607, (Double(v) * 8_388_608).rounded()))) : 0
-                    let u = UInt32(bitPattern: q)
-                    s[3 * k] = UInt8(u & 0xff); s[3 * k + 1] = UInt8((u >> 8) & 0xff); s[3 * k + 2] = UInt8((u >> 16) & 0xff)
-                }
-            case .int32:
-                for k in 0..<n {
-                    let v = src[k]
-                    let q = v == v ? Int32(max(-2_147_483_648, min(2_147_483_647, (Double(v) * 2_147_483_648).rounded()))) : 0
-                    p.storeBytes(of: q.littleEndian, toByteOffset: 4 * k, as: Int32.self)
-                }
-            case .float32:
-                for k in 0..<n { p.storeBytes(of: src[k].bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self) }
-            }
-        }
+        try writeSamples(samples)
     }
 
     /// Appends interleaved Int16 samples (a whole number of frames). Throws
     /// ``MediaFileError/invalidArgument(path:reason:)`` for a partial frame or after ``close()``.
     public mutating func write(_ samples: UnsafeBufferPointer<Int16>) throws(MediaFileError) {
-        let encoding = format.encoding
-        try writeChunked(samples) { src, n, s in
-            let p = s.baseAddress!
-            switch encoding {
-            case .int16:
-                for k in 0..<n { p.storeBytes(of: src[k].littleEndian, toByteOffset: 2 * k, as: Int16.self) }
-            case .int24:
-                for k in 0..<n {
-                    let u = UInt16(bitPattern: src[k])
-                    s[3 * k] = 0; s[3 * k + 1] = UInt8(u & 0xff); s[3 * k + 2] = UInt8(u >> 8)
-                }
-            case .int32:
-                for k in 0..<n { p.storeBytes(of: (Int32(src[k]) << 16).littleEndian, toByteOffset: 4 * k, as: Int32.self) }
-            case .float32:
-                for k in 0..<n {
-                    p.storeBytes(of: (Float(src[k]) * (1.0 / 32768.0)).bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self)
-                }
+        try writeSamples(samples)
+    }
+
+    /// Encodes `n` samples at `src` as `encoding` into `s`.
+    @inline(__always)
+    private static func encode<S: WAVSample>(_ src: UnsafePointer<S>, count n: Int, as encoding: WAVSampleEncoding,
+                                             into s: UnsafeMutableRawBufferPointer) {
+        let p = s.baseAddress!
+        switch encoding {
+        case .int16:
+            for k in 0..<n { p.storeBytes(of: src[k].wavInt16.littleEndian, toByteOffset: 2 * k, as: Int16.self) }
+        case .int24:
+            for k in 0..<n {
+                let u = UInt32(bitPattern: src[k].wavInt24)
+                s[3 * k] = UInt8(u & 0xff); s[3 * k + 1] = UInt8((u >> 8) & 0xff); s[3 * k + 2] = UInt8((u >> 16) & 0xff)
             }
+        case .int32:
+            for k in 0..<n { p.storeBytes(of: src[k].wavInt32.littleEndian, toByteOffset: 4 * k, as: Int32.self) }
+        case .float32:
+            for k in 0..<n { p.storeBytes(of: src[k].wavFloat.bitPattern.littleEndian, toByteOffset: 4 * k, as: UInt32.self) }
         }
     }
 
-    /// Encodes `samples` into the scratch buffer a chunk at a time (`encode(source, count,
-    /// scratch)`) and writes each chunk to the sink.
-    private mutating func writeChunked<Sample>(
-        _ samples: UnsafeBufferPointer<Sample>,
-        _ encode: (UnsafePointer<Sample>, Int, UnsafeMutableRawBufferPointer) -> Void
-    ) throws(MediaFileError) {
+    /// The write loop both sample types share: the samples encoded into the scratch buffer a
+    /// chunk at a time, each chunk written to the sink.
+    private mutating func writeSamples<S: WAVSample>(_ samples: UnsafeBufferPointer<S>) throws(MediaFileError) {
         let ch = format.channels
         guard samples.count % ch == 0 else {
             throw .invalidArgument(path: sink.name, reason: "\(samples.count) samples are not whole frames of \(ch) channels")
@@ -498,7 +448,7 @@ public struct WAVWriter {
         var i = 0
         while i < samples.count {
             let n = min(chunk, samples.count - i)
-            encode(samples.baseAddress! + i, n, scratch.bytes)
+            Self.encode(samples.baseAddress! + i, count: n, as: format.encoding, into: scratch.bytes)
             try sink.write(UnsafeRawBufferPointer(rebasing: scratch.bytes[0..<(n * bps)]))
             i += n
         }
@@ -539,4 +489,48 @@ public struct WAVWriter {
         try sink.write(bytes: data.bytes)
         try sink.close()
     }
+}
+
+/// A sample type WAV data are read as and written from: its value for a sample of each stored
+/// encoding, and the other way round.
+private protocol WAVSample {
+    /// From a 16-bit sample.
+    init(wavInt16 value: Int16)
+    /// From a 32-bit sample (a 24-bit one in its top three bytes).
+    init(wavInt32 value: Int32)
+    /// From a finite 32-bit float sample.
+    init(wavFloat value: Float)
+    /// As a 16-bit sample.
+    var wavInt16: Int16 { get }
+    /// As a 24-bit sample, in the low three bytes.
+    var wavInt24: Int32 { get }
+    /// As a 32-bit sample.
+    var wavInt32: Int32 { get }
+    /// As a 32-bit float sample.
+    var wavFloat: Float { get }
+}
+
+/// Float samples are scaled by 2^(bits-1); written ones are rounded to nearest and clamped, NaN
+/// as 0.
+extension Float: WAVSample {
+    init(wavInt16 value: Int16) { self = Float(value) * (1.0 / 32768.0) }
+    init(wavInt32 value: Int32) { self = Float(value) * (1.0 / 2147483648.0) }
+    init(wavFloat value: Float) { self = value }
+    var wavInt16: Int16 { Int16(clampingFloat: self) }
+    var wavInt24: Int32 { self == self ? Int32(max(-8_388_608, min(8_388_607, (Double(self) * 8_388_608).rounded()))) : 0 }
+    var wavInt32: Int32 {
+        self == self ? Int32(max(-2_147_483_648, min(2_147_483_647, (Double(self) * 2_147_483_648).rounded()))) : 0
+    }
+    var wavFloat: Float { self }
+}
+
+/// Int16 samples are the top 16 bits of wider ones.
+extension Int16: WAVSample {
+    init(wavInt16 value: Int16) { self = value }
+    init(wavInt32 value: Int32) { self = Int16(truncatingIfNeeded: value >> 16) }
+    init(wavFloat value: Float) { self = Int16(clampingFloat: value) }
+    var wavInt16: Int16 { self }
+    var wavInt24: Int32 { Int32(self) << 8 }
+    var wavInt32: Int32 { Int32(self) << 16 }
+    var wavFloat: Float { Float(self) * (1.0 / 32768.0) }
 }

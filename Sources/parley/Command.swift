@@ -22,6 +22,13 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
+/// A subcommand's failure with its message (``runReportingErrors(_:_:)`` prints it after the
+/// command's name, exit status 1).
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Runs the body of subcommand `name`: a usage error is printed with the pointer to its help
 /// (exit status 2), any other error as it is (exit status 1).
 func runReportingErrors(_ name: String, _ body: () throws -> Int32) -> Int32 {

@@ -51,7 +51,10 @@ let netsimCommand = Command(
             guard let trace = a.value("trace"), let report = a.value("report") else {
                 throw ArgumentScanner.UsageError(description: "need --trace and --report (or --generate)")
             }
-            return netsimReplay(trace: trace, report: report, json: a.flag("json"), speech: a.value("speech"))
+            return runReportingErrors("netsim") {
+                try netsimReplay(trace: trace, report: report, json: a.flag("json"), speech: a.value("speech"))
+                return ExitStatus.success
+            }
         } catch {
             printError("parley netsim: \(error)\n\n" + netsimHelp)
             return ExitStatus.usage
@@ -84,59 +87,25 @@ private func netsimDefaultSpeech() -> String {
         .deletingLastPathComponent().appendingPathComponent("SampleMedia/speech/speech-48k.wav").path
 }
 
-private func netsimReplay(trace tracePath: String, report: String, json: Bool, speech: String?) -> Int32 {
+private func netsimReplay(trace tracePath: String, report: String, json: Bool, speech: String?) throws {
     let rows: [TraceRow]
     do {
         let data = try Data(contentsOf: URL(fileURLWithPath: tracePath))
         rows = try TraceFile.parse([UInt8](data))
     } catch let e as TraceError {
-        printError("parley netsim: \(tracePath): \(e)")
-        return ExitStatus.failure
+        throw CommandFailure("\(tracePath): \(e)")
     } catch {
-        printError("parley netsim: cannot read \(tracePath): \(error.localizedDescription)")
-        return ExitStatus.failure
+        throw CommandFailure("cannot read \(tracePath): \(error.localizedDescription)")
     }
     let speechPath = speech ?? netsimDefaultSpeech()
-    let frames: [[UInt8]]
-    let rate: Int
-    do {
-        let (samples, r) = try netsimReadWAV(speechPath)
-        guard r == 48_000 || r == 16_000 else {
-            printError("parley netsim: \(speechPath): sample rate \(r) Hz; use a 48 or 16 kHz file")
-            return ExitStatus.failure
-        }
-        rate = r
-        frames = try netsimOpusFrames(samples: samples, sampleRate: r)
-        guard !frames.isEmpty else {
-            printError("parley netsim: \(speechPath): shorter than one 20 ms frame")
-            return ExitStatus.failure
-        }
-    } catch let e as MediaFileError {
-        printError("parley netsim: \(e)")
-        return ExitStatus.failure
-    } catch {
-        printError("parley netsim: \(speechPath): \(error)")
-        return ExitStatus.failure
-    }
+    let (frames, rate) = try netsimSpeechFrames(speechPath)
     var config = JitterBufferConfiguration()
     config.clockRate = 48_000
     config.sampleRate = rate
     config.frameMs = 10
     config.packetMs = 20
-    var decoder: OpusJitterDecoder
-    do {
-        decoder = try OpusJitterDecoder(sampleRate: rate, channels: 1)
-    } catch {
-        printError("parley netsim: \(error)")
-        return ExitStatus.failure
-    }
-    let result: ReplayResult
-    do {
-        result = try TraceReplay.run(rows, payloads: frames, configuration: config, decoder: &decoder)
-    } catch {
-        printError("parley netsim: \(error)")
-        return ExitStatus.failure
-    }
+    var decoder = try OpusJitterDecoder(sampleRate: rate, channels: 1)
+    let result = try TraceReplay.run(rows, payloads: frames, configuration: config, decoder: &decoder)
 
     var csv = "seq,outcome,playout_ms\n"
     for (i, row) in rows.enumerated() {
@@ -147,11 +116,27 @@ private func netsimReplay(trace tracePath: String, report: String, json: Bool, s
     do {
         try Data(csv.utf8).write(to: URL(fileURLWithPath: report))
     } catch {
-        printError("parley netsim: cannot write \(report): \(error.localizedDescription)")
-        return ExitStatus.failure
+        throw CommandFailure("cannot write \(report): \(error.localizedDescription)")
     }
     if json { print(netsimSummaryJSON(rows: rows, result: result, speech: speechPath)) }
-    return ExitStatus.success
+}
+
+/// The speech file's 20 ms Opus packets and its sample rate (48 or 16 kHz). A media file
+/// error is thrown as it is, any other failure with the file's path.
+private func netsimSpeechFrames(_ path: String) throws -> (frames: [[UInt8]], rate: Int) {
+    do {
+        let (samples, rate) = try netsimReadWAV(path)
+        guard rate == 48_000 || rate == 16_000 else { throw CommandFailure("\(path): sample rate \(rate) Hz; use a 48 or 16 kHz file") }
+        let frames = try netsimOpusFrames(samples: samples, sampleRate: rate)
+        guard !frames.isEmpty else { throw CommandFailure("\(path): shorter than one 20 ms frame") }
+        return (frames, rate)
+    } catch let e as CommandFailure {
+        throw e
+    } catch let e as MediaFileError {
+        throw e
+    } catch {
+        throw CommandFailure("\(path): \(error)")
+    }
 }
 
 private func netsimSummaryJSON(rows: [TraceRow], result: ReplayResult, speech: String) -> String {

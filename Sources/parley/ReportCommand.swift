@@ -100,25 +100,20 @@ private struct DetectResultDocument: Decodable {
     var recordings: [Recording]
 }
 
-/// A problem with the report's input as a whole.
-struct ReportError: Error, CustomStringConvertible {
-    let description: String
-}
-
 /// The recordings of `directory`: its JSON results and the failed.tsv entries without one,
 /// sorted by recording (then result name). Files other than `*.json`, temporary files
 /// (`.parley-*`) and subdirectories are not read.
-func readReport(directory: String) throws(ReportError) -> [ReportRecording] {
+func readReport(directory: String) throws(CommandFailure) -> [ReportRecording] {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
-        throw ReportError(description: "\(directory): no such directory")
+        throw CommandFailure("\(directory): no such directory")
     }
-    guard isDirectory.boolValue else { throw ReportError(description: "\(directory): not a directory") }
+    guard isDirectory.boolValue else { throw CommandFailure("\(directory): not a directory") }
     let names: [String]
     do {
         names = try FileManager.default.contentsOfDirectory(atPath: directory)
     } catch {
-        throw ReportError(description: "\(directory): cannot list: \(error.localizedDescription)")
+        throw CommandFailure("\(directory): cannot list: \(error.localizedDescription)")
     }
     let decoder = JSONDecoder()
     decoder.keyDecodingStrategy = .convertFromSnakeCase
@@ -133,7 +128,7 @@ func readReport(directory: String) throws(ReportError) -> [ReportRecording] {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             document = try decoder.decode(DetectResultDocument.self, from: data)
             guard document.schema == "parley.detect/1" else {
-                throw ReportError(description: "schema \(document.schema), not parley.detect/1")
+                throw CommandFailure("schema \(document.schema), not parley.detect/1")
             }
         } catch {
             // The key of an unreadable result is its name, so a failed.tsv entry can still
@@ -185,7 +180,7 @@ func readReport(directory: String) throws(ReportError) -> [ReportRecording] {
 /// A decoding error in a few words: where and what.
 private func reportErrorText(_ error: any Error) -> String {
     switch error {
-    case let e as ReportError: return e.description
+    case let e as CommandFailure: return e.description
     case let DecodingError.keyNotFound(key, _): return "no \"\(key.stringValue)\""
     case let DecodingError.typeMismatch(_, c), let DecodingError.valueNotFound(_, c):
         return "wrong type at " + (c.codingPath.map(\.stringValue).joined(separator: ".").nilIfEmpty ?? "top level")

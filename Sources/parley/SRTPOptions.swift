@@ -32,27 +32,22 @@ func parseSRTPKey(_ s: ArgumentScanner) throws(ArgumentScanner.UsageError) -> SR
     }
 }
 
-/// A failure reading or writing an SDP file.
-struct SDPFileError: Error, CustomStringConvertible {
-    let description: String
-}
-
 /// Writes `text` to `path`, mode 0600 (an SDP may hold a key), replacing the file.
-func writePrivateFile(_ text: String, to path: String) throws(SDPFileError) {
+func writePrivateFile(_ text: String, to path: String) throws(CommandFailure) {
     let fd: Int32
     switch valueOrErrno({ open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }) {
     case .success(let opened): fd = opened
-    case .failure(let e): throw SDPFileError(description: "\(path): \(e)")
+    case .failure(let e): throw CommandFailure("\(path): \(e)")
     }
     defer { close(fd) }
     // An existing file keeps its mode through O_CREAT: set it.
-    if case .failure(let e) = valueOrErrno({ fchmod(fd, 0o600) }) { throw SDPFileError(description: "\(path): \(e)") }
+    if case .failure(let e) = valueOrErrno({ fchmod(fd, 0o600) }) { throw CommandFailure("\(path): \(e)") }
     let bytes = Array(text.utf8)
     var done = 0
     while done < bytes.count {
         switch bytes.withUnsafeBytes({ b in valueOrErrno { write(fd, b.baseAddress! + done, b.count - done) } }) {
         case .success(let n): done += n
-        case .failure(let e): throw SDPFileError(description: "\(path): \(e)")
+        case .failure(let e): throw CommandFailure("\(path): \(e)")
         }
     }
 }
@@ -64,15 +59,15 @@ struct OfferFile {
     var key: SRTPKey?
 
     /// Reads and checks `path`.
-    init(path: String) throws(SDPFileError) {
+    init(path: String) throws(CommandFailure) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw SDPFileError(description: "\(path): cannot read the file")
+            throw CommandFailure("\(path): cannot read the file")
         }
         do { offer = try RTPOffer(parsing: String(decoding: data, as: UTF8.self)) } catch {
-            throw SDPFileError(description: "\(path): \(error)")
+            throw CommandFailure("\(path): \(error)")
         }
         if let crypto = offer.first?.crypto {
-            do { key = try SRTPKey(crypto) } catch { throw SDPFileError(description: "\(path): a=crypto: \(error)") }
+            do { key = try SRTPKey(crypto) } catch { throw CommandFailure("\(path): a=crypto: \(error)") }
         }
     }
 
@@ -81,7 +76,7 @@ struct OfferFile {
 }
 
 /// Writes `offer` to `path` when asked for (mode 0600: it may hold a key).
-func writeOffer(_ offer: RTPOffer, to path: String?) throws(SDPFileError) {
+func writeOffer(_ offer: RTPOffer, to path: String?) throws(CommandFailure) {
     guard let path else { return }
     try writePrivateFile(offer.description.text, to: path)
 }

@@ -126,7 +126,7 @@ private func runSend(_ args: [String]) -> Int32 {
             sent = isAudio ? try sendAudio(options, over: &plain) : try sendVideo(options, over: &plain)
         }
         guard sent.packets > 0 || sent.refused == 0 else {
-            throw SendError("no packet could be sent to \(options.host):\(options.port) (\(sent.refused) refused by the network)")
+            throw CommandFailure("no packet could be sent to \(options.host):\(options.port) (\(sent.refused) refused by the network)")
         }
         print("sent \(sent.packets) RTP packets (\(sent.payloadBytes) payload bytes) to \(options.host):\(options.port), "
               + "SSRC 0x\(String(options.ssrc, radix: 16))")
@@ -150,7 +150,7 @@ private func sendAudio<T: PacketTransport & ~Copyable>(_ options: SendOptions, o
     var reader = try WAVReader(path: options.path)
     let audio = (sampleRate: reader.format.sampleRate, channels: reader.format.channels)
     guard [8_000, 12_000, 16_000, 24_000, 48_000].contains(audio.sampleRate), (1...2).contains(audio.channels) else {
-        throw SendError("\(options.path): Opus takes 8, 12, 16, 24 or 48 kHz mono or stereo; this WAV is "
+        throw CommandFailure("\(options.path): Opus takes 8, 12, 16, 24 or 48 kHz mono or stereo; this WAV is "
                         + "\(audio.sampleRate) Hz, \(audio.channels) channels (convert it first)")
     }
     var c = AudioSendConfiguration()
@@ -182,7 +182,7 @@ private func sendAudio<T: PacketTransport & ~Copyable>(_ options: SendOptions, o
         i += 1
     }
     let s = pipeline.statistics
-    if s.encodeErrors > 0 { throw SendError("\(options.path): Opus could not encode \(s.encodeErrors) of \(s.framesCaptured) frames") }
+    if s.encodeErrors > 0 { throw CommandFailure("\(options.path): Opus could not encode \(s.encodeErrors) of \(s.framesCaptured) frames") }
     return SentCount(packets: s.packetsSent, payloadBytes: s.payloadBytes, refused: s.packetsRefused)
 }
 
@@ -209,9 +209,9 @@ private func sendVideo<T: PacketTransport & ~Copyable>(_ options: SendOptions, o
         SystemMediaClock().sleep(until: due)
         pipeline.send(frame, mediaTicks: UInt32(truncatingIfNeeded: mediaNs * 90_000 / 1_000_000_000), capturedAt: due, over: &transport)
     }
-    guard i > 0 else { throw SendError("\(options.path): no frames") }
+    guard i > 0 else { throw CommandFailure("\(options.path): no frames") }
     let s = pipeline.statistics
-    if s.encodeErrors > 0 { throw SendError("\(options.path): VP8 could not encode \(s.encodeErrors) of \(s.framesCaptured) frames") }
+    if s.encodeErrors > 0 { throw CommandFailure("\(options.path): VP8 could not encode \(s.encodeErrors) of \(s.framesCaptured) frames") }
     return SentCount(packets: s.packetsSent, payloadBytes: s.payloadBytes, refused: s.packetsRefused)
 }
 
@@ -220,12 +220,6 @@ private func writeSDP(_ options: SendOptions, _ codec: RTPCodec, payloadType: UI
     let stream = RTPStreamOffer(codec: codec, payloadType: payloadType, port: options.port, ssrc: options.ssrc, cname: "parley",
                                 crypto: options.key?.sdpCrypto)
     try writeOffer(RTPOffer(host: options.host, sessionName: "parley send", streams: [stream]), to: options.sdpPath)
-}
-
-/// A failure of `parley send` with its message.
-private struct SendError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }
 
 /// The first bytes of a file (up to 9), to tell a WAV from a Y4M.
