@@ -125,7 +125,7 @@ let package = Package(
         .target(name: "ParleySRTP", dependencies: ["ParleyCore", "ParleyRTP", "ParleySDP", "ParleyNetwork", "CSRTP"],
                 swiftSettings: swiftSettings),
         // ICE (RFC 8445) for WebRTC transports: libnice's agent on a thread of its own.
-        .target(name: "ParleyICE", dependencies: ["ParleySDP", "CNice"], swiftSettings: swiftSettings),
+        .target(name: "ParleyICE", dependencies: ["ParleyCore", "ParleySDP", "CNice"], swiftSettings: swiftSettings),
         // DTLS 1.2 (OpenSSL) for DTLS-SRTP and data channels: datagrams in and out, no socket.
         .target(name: "ParleyDTLS", dependencies: ["ParleyCore", "ParleySDP", "ParleySRTP", "CDTLS"], swiftSettings: swiftSettings),
         // Data channels: SCTP (usrsctp, no threads of its own) over DTLS, DCEP (RFC 8832).
@@ -234,7 +234,7 @@ let package = Package(
         .testTarget(name: "ParleyRoomsTests",
                     dependencies: ["ParleyRooms", "ParleyJanus", "ParleyCall", "ParleyCore", "ParleyDevices", "JanusTestSupport"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyJanus", "ParleySDP", "ParleyICE", "JanusTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyMedia", "ParleyCodecs", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyJanusTests", dependencies: ["ParleyCore", "ParleyJanus", "ParleySDP", "ParleyICE", "JanusTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCore", "ParleyMedia", "ParleyCodecs", "ParleyJanus", "JanusTestSupport"], swiftSettings: swiftSettings),
     ]
 )

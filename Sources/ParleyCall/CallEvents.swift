@@ -1,6 +1,5 @@
 // Call events: what a client UI needs to know, as Sendable values and async sequences.
 
-import Synchronization
 import ParleyVoice
 
 /// A participant's name in a call (for `parley room`, a file's stem). Unique within a call.
@@ -131,8 +130,8 @@ extension CallEvent {
 ///
 /// Threading: `Sendable`; publish from the call's thread, consume from any task.
 public final class CallEventHub: Sendable {
-    private let subscribers = Mutex<(next: Int, queues: [Int: CallEventQueue])>((0, [:]))
-    private let folded = Mutex(CallState())
+    private let subscribers = Locked<(next: Int, queues: [Int: CallEventQueue])>((0, [:]))
+    private let folded = Locked(CallState())
     /// Undelivered events kept per subscriber before talking pairs are coalesced.
     public let bufferLimit: Int
 
@@ -205,7 +204,7 @@ final class CallEventQueue: Sendable {
         var coalescedTalks = 0
         var count: Int { events.count - head }
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let limit: Int
 
     init(limit: Int) { self.limit = limit }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A call's inlet from other threads: closures posted from anywhere run on the call's thread,
 /// in order, at the start of the session's next playout frame (``CallSession/post(_:)``).
@@ -7,9 +6,9 @@ import Synchronization
 /// a new participant posts `{ session in try? session.addRemote(...) }`. Two buffers swap under
 /// the lock, so draining allocates nothing once both have grown to the largest batch.
 public final class CallSessionInlet: Sendable {
-    private let pending = Mutex<[@Sendable (CallSession) -> Void]>([])
+    private let pending = Locked<[@Sendable (CallSession) -> Void]>([])
     /// The batch being run, kept between frames for its capacity (touched by the call's thread only).
-    private let running = Mutex<[@Sendable (CallSession) -> Void]>([])
+    private let running = Locked<[@Sendable (CallSession) -> Void]>([])
 
     /// An empty inlet (each ``CallSession`` has its own).
     public init() {}

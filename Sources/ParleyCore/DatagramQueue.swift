@@ -1,7 +1,6 @@
 // Datagrams handed from one thread to another (what ICE's thread receives, what usrsctp writes):
 // a fixed ring of slots behind a lock, so steady-state traffic allocates nothing.
 
-import Synchronization
 
 /// A bounded FIFO of datagrams, each with a time (its arrival), filled on one thread and drained
 /// on another. Its storage is allocated once: `capacity` slots of `slotSize` bytes.
@@ -19,7 +18,7 @@ package final class DatagramQueue: @unchecked Sendable {
 
     package let capacity: Int
     package let slotSize: Int
-    private let ring = Mutex(Ring())
+    private let ring = Locked(Ring())
     private let storage: UnsafeMutableRawBufferPointer
     private let lengths: UnsafeMutableBufferPointer<Int>
     private let arrivals: UnsafeMutableBufferPointer<MonotonicTime>

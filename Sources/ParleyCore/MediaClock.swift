@@ -1,6 +1,5 @@
 // The media clock: one monotonic time source for a call, a capture source or a test, real or virtual.
 
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,11 +72,11 @@ public struct SystemMediaClock: MediaClock {
 ///
 /// Threading: safe from any thread (a mutex guards the time); determinism needs a single driver.
 public final class VirtualMediaClock: MediaClock {
-    private let state: Mutex<(time: MonotonicTime, sleeps: Int)>
+    private let state: Locked<(time: MonotonicTime, sleeps: Int)>
 
     /// Starts at `start` (default 1 s, so that times are positive and distinct from zero).
     public init(start: MonotonicTime = MonotonicTime(nanoseconds: 1_000_000_000)) {
-        state = Mutex((start, 0))
+        state = Locked((start, 0))
     }
 
     public func now() -> MonotonicTime { state.withLock { $0.time } }

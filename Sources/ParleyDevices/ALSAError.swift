@@ -1,5 +1,4 @@
 import CALSA
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -116,7 +115,7 @@ enum ALSALog {
         parley_alsa_capture_errors()
         return true
     }()
-    static let messages = Mutex<[UInt: String]>([:])
+    static let messages = Locked<[UInt: String]>([:])
 
     /// Installs the handler (idempotent) and clears the calling thread's message.
     static func begin() {

@@ -4,6 +4,7 @@
 import CNice
 import Dispatch
 import Foundation
+import ParleyCore
 import ParleySDP
 import Synchronization
 #if canImport(Glibc)
@@ -161,7 +162,7 @@ public final class ICEAgent: Sendable {
 
 /// The result of a job run on the agent's thread, for the caller waiting on it.
 private final class Outcome<R: Sendable>: Sendable {
-    let value = Mutex<R?>(nil)
+    let value = Locked<R?>(nil)
 }
 
 /// What the agent's thread and its callers share.
@@ -187,10 +188,10 @@ private final class Core: @unchecked Sendable {
     let localCredentials: ICECredentials
     let onEvent: @Sendable (ICEEvent) -> Void
     let onDatagram: @Sendable (UnsafeRawBufferPointer) -> Void
-    let status = Mutex(Status())
-    let jobs = Mutex(Jobs())
+    let status = Locked(Status())
+    let jobs = Locked(Jobs())
     /// Held while sending; `true` once the agent is being freed.
-    let gate = Mutex(false)
+    let gate = Locked(false)
     /// Set by `close()`: handlers are no longer called.
     let stopping = Atomic<Bool>(false)
     /// The agent thread's `pthread_self()`, once it runs.

@@ -4,7 +4,6 @@ import ParleyCore
 import ParleyJanus
 import ParleySRTP
 import ParleyWebRTC
-import Synchronization
 
 /// One participant's membership of a room on a Janus server (VideoRoom or AudioBridge), taking
 /// part over WebRTC as a browser does, or through plain RTP: the signalling side, safe to use
@@ -199,12 +198,12 @@ public final class JanusRoom: Sendable {
     let noteSink: AsyncStream<RoomNote>.Continuation
     let chatSink: AsyncStream<ChatEvent>.Continuation
     /// The chat, once set up.
-    let chatLink = Mutex<RoomChat?>(nil)
+    let chatLink = Locked<RoomChat?>(nil)
     let clock: any MediaClock
     let link: any RoomLink
     /// The sockets, until ``makeCall(configuration:)`` hands them to the session.
-    let sockets: Mutex<RoomSockets?>
-    let state = Mutex(RoomState())
+    let sockets: Locked<RoomSockets?>
+    let state = Locked(RoomState())
 
     init(options: Options, janus: JanusClient, clock: any MediaClock, link: any RoomLink, participantID: UInt64,
          destination: String, sockets: consuming sending RoomSockets) {
@@ -214,7 +213,7 @@ public final class JanusRoom: Sendable {
         self.link = link
         self.participantID = participantID
         self.destination = destination
-        self.sockets = Mutex<RoomSockets?>(sockets)
+        self.sockets = Locked<RoomSockets?>(sockets)
         (notes, noteSink) = AsyncStream.makeStream(of: RoomNote.self)
         (chat, chatSink) = AsyncStream.makeStream(of: ChatEvent.self, bufferingPolicy: .unbounded)
         if options.chat == nil { chatSink.finish() }
@@ -506,10 +505,10 @@ public final class JanusRoom: Sendable {
 
 /// A transport on its way from the room's tasks to the call's thread.
 final class TransportHandoff: Sendable {
-    private let transport: Mutex<WebRTCTransport?>
-    private let id = Mutex<CallTransportID?>(nil)
+    private let transport: Locked<WebRTCTransport?>
+    private let id = Locked<CallTransportID?>(nil)
 
-    init(_ transport: sending WebRTCTransport) { self.transport = Mutex(transport) }
+    init(_ transport: sending WebRTCTransport) { self.transport = Locked(transport) }
 
     /// The transport, once (on the call's thread).
     func take() -> WebRTCTransport? { transport.withLock { $0.take() } }
@@ -590,14 +589,14 @@ func janusError(_ error: any Error) -> JanusError {
 
 /// What failed while leaving, as it happens (kept when the leaving times out).
 final class LeaveFailures: Sendable {
-    private let list = Mutex<[RoomLeaveFailure]>([])
+    private let list = Locked<[RoomLeaveFailure]>([])
     func append(_ failure: RoomLeaveFailure) { list.withLock { $0.append(failure) } }
     var all: [RoomLeaveFailure] { list.withLock { $0 } }
 }
 
 /// A continuation resumed by whichever comes first.
 private final class ResumeOnce: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    private let continuation = Locked<CheckedContinuation<Bool, Never>?>(nil)
     func set(_ c: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = c } }
     func resume(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
 }

@@ -6,7 +6,6 @@ import ParleySCTP
 import ParleySDP
 // The chat's message and error types are ParleyWebRTC's, shared with a direct call's chat.
 @_exported import ParleyWebRTC
-import Synchronization
 
 // A room's chat through Janus's TextRoom plugin: a PeerConnection of its own (Janus offers a
 // data channel section, Parley answers), a data channel on it, and the plugin's JSON requests and
@@ -67,7 +66,7 @@ private final class ChannelInbox {
 /// Wakes the task that drives the chat: a datagram arrived (from ICE's thread), or a timer is due.
 /// A signal with nobody waiting is kept for the next wait.
 final class ChatWakeup: Sendable {
-    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let state = Locked<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     func signal() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
@@ -127,11 +126,11 @@ final class RoomChat: Sendable {
     let username: String
     let clock: any MediaClock
     let sink: AsyncStream<ChatEvent>.Continuation
-    private let link: Mutex<ChatLink>
+    private let link: Locked<ChatLink>
     private let wakeup: ChatWakeup
     /// The task that drives the transport at each wake-up, and the one that wakes it for the
     /// timers (DTLS's, SCTP's).
-    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let tasks = Locked<[Task<Void, Never>]>([])
     /// The longest the transport goes undriven: its timers' resolution.
     static let tick = Duration.milliseconds(5)
 
@@ -143,7 +142,7 @@ final class RoomChat: Sendable {
         self.username = username
         self.clock = clock
         self.sink = sink
-        self.link = Mutex(link)
+        self.link = Locked(link)
     }
 
     /// Sets up the chat: a Janus session of its own, a TextRoom handle checked to hold the

@@ -6,7 +6,6 @@ import ParleyRTP
 import ParleySDP
 import ParleySRTP
 import ParleyWebRTC
-import Synchronization
 
 // Taking part in a room over WebRTC, as a browser does: a VideoRoom publisher (Parley's offer
 // with `configure`) beside a multistream subscriber (Janus's offers, Parley's answers, `start`),
@@ -176,7 +175,7 @@ final class WebRTCVideoRoomLink: RoomLink {
     let audioLevelID: UInt8?
     /// The certificate of this participant's PeerConnections.
     let certificate: DTLSCertificate
-    let subscription = Mutex(Subscription())
+    let subscription = Locked(Subscription())
 
     init(publisher: VideoRoomHandle, ownID: UInt64, ownName: String, audioSSRC: UInt32, videoSSRC: UInt32,
          audioPayloadType: UInt8, audioLevelID: UInt8?, certificate: DTLSCertificate) {

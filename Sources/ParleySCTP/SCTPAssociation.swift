@@ -15,10 +15,10 @@ import Synchronization
 final class SCTPStack: Sendable {
     static let shared = SCTPStack()
 
-    private let routes = Mutex<[UInt: DatagramQueue]>([:])
+    private let routes = Locked<[UInt: DatagramQueue]>([:])
     private let nextAddress = Atomic<UInt>(1)
     /// The last time the timers were advanced to, whole milliseconds after the first.
-    private let timerClock = Mutex<MonotonicTime?>(nil)
+    private let timerClock = Locked<MonotonicTime?>(nil)
 
     private init() {
         usrsctp_init_nothreads(0, parleySCTPOutput, nil)

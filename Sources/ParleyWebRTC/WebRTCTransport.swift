@@ -9,7 +9,6 @@ import ParleyRTP
 import ParleySCTP
 import ParleySDP
 import ParleySRTP
-import Synchronization
 
 /// Which side of the offer/answer exchange a transport is on.
 public enum WebRTCTransportRole: Sendable, Hashable {
@@ -124,7 +123,7 @@ public final class WebRTCTransport: PacketTransport {
 
     /// The local candidates as ICE's thread reports them.
     private final class Gathered: Sendable {
-        let state = Mutex<(candidates: [ICECandidate], complete: Bool)>(([], false))
+        let state = Locked<(candidates: [ICECandidate], complete: Bool)>(([], false))
     }
 
     /// Makes the transport and starts gathering candidates.

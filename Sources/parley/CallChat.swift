@@ -6,11 +6,10 @@ import Foundation
 import ParleyCall
 import ParleyCore
 import ParleyWebRTC
-import Synchronization
 
 /// Lines read on standard input's thread, waiting for the call's thread to send them.
 private final class ChatLineQueue: Sendable {
-    private let lines = Mutex<[ArraySlice<UInt8>]>([])
+    private let lines = Locked<[ArraySlice<UInt8>]>([])
 
     func add(_ line: ArraySlice<UInt8>) { lines.withLock { $0.append(line) } }
 

@@ -251,11 +251,6 @@ private func runCall(_ args: [String]) -> Int32 {
 }
 
 /// A failure of `parley call` with its message.
-struct CallError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
-}
-
 private func call(_ o: CallOptions) throws -> Int32 {
     let clock = SystemMediaClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
@@ -339,8 +334,8 @@ private func call(_ o: CallOptions) throws -> Int32 {
     try? eventsFile?.close()
     try outputs.close()
     try outputs.throwFailure()
-    if let failure = session.localFailure { throw CallError("\(o.audio): \(failure)") }
-    if let failure = session.localVideoFailure { throw CallError("video: \(failure)") }
+    if let failure = session.localFailure { throw CommandFailure("\(o.audio): \(failure)") }
+    if let failure = session.localVideoFailure { throw CommandFailure("video: \(failure)") }
 
     printCallReport(session, to: "\(o.host):\(o.port), SSRC 0x\(String(ssrc, radix: 16))", videoSSRC: videoSSRC)
     if let out = o.videoOutput, !outputs.wrotePictures { printError("parley call: no video was received; \(out) was not written") }
@@ -359,7 +354,7 @@ func addCallAudio(_ audio: String, name: String, send: AudioSendConfiguration, t
     if audio.lowercased().hasSuffix(".wav") {
         let file = WAVFileSource<Int16>(try WAVFileProvider(path: audio), clock: clock)
         guard file.format.channels == 1, callSendRates.contains(file.format.sampleRate) else {
-            throw CallError("\(audio): the call sends mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
+            throw CommandFailure("\(audio): the call sends mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
                             + "\(file.format.channels) channels (convert it first)")
         }
         send.sampleRate = file.format.sampleRate
@@ -417,18 +412,18 @@ private struct PeerOffer {
 
     init(_ file: OfferFile, path: String, srtp: Bool) throws {
         guard let audio = file.offer.audio, case .opus = audio.codec else {
-            throw CallError("\(path): the peer offers no Opus audio")
+            throw CommandFailure("\(path): the peer offers no Opus audio")
         }
         let key: SRTPKey?
         do { key = try audio.crypto.map { c throws(SRTPError) in try SRTPKey(c) } } catch {
-            throw CallError("\(path): a=crypto: \(error)")
+            throw CommandFailure("\(path): a=crypto: \(error)")
         }
-        if srtp && key == nil { throw CallError("\(path): the peer's offer has no a=crypto: key (it runs --no-srtp?)") }
-        if !srtp && key != nil { throw CallError("\(path): the peer's offer is SRTP; drop --no-srtp") }
+        if srtp && key == nil { throw CommandFailure("\(path): the peer's offer has no a=crypto: key (it runs --no-srtp?)") }
+        if !srtp && key != nil { throw CommandFailure("\(path): the peer's offer is SRTP; drop --no-srtp") }
         if let video = file.offer.refused.first(where: { if case .noCodec("video", _) = $0 { true } else { false } }) {
-            throw CallError("\(path): \(video)")
+            throw CommandFailure("\(path): \(video)")
         }
-        do { try file.offer.checkBundled() } catch { throw CallError("\(path): \(error)") }
+        do { try file.offer.checkBundled() } catch { throw CommandFailure("\(path): \(error)") }
         (self.audio, self.video, self.key) = (audio, file.offer.video, key)
     }
 }
@@ -467,7 +462,7 @@ private func waitForSDP(_ path: String, seconds: Double) throws -> OfferFile {
                 if MonotonicTime.now() >= deadline { throw error }
             }
         } else if MonotonicTime.now() >= deadline {
-            throw CallError("\(path): the peer's offer did not appear within \(seconds) s")
+            throw CommandFailure("\(path): the peer's offer did not appear within \(seconds) s")
         }
         SystemMediaClock().sleep(until: MonotonicTime.now().advanced(bySeconds: 0.05))
     }

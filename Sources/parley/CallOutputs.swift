@@ -111,8 +111,8 @@ final class CallOutputs {
 
     /// Throws what made writing fail, if anything did.
     func throwFailure() throws {
-        if let audioFailure { throw CallError("received audio: \(audioFailure)") }
-        if let videoFailure { throw CallError("received video: \(videoFailure)") }
+        if let audioFailure { throw CommandFailure("received audio: \(audioFailure)") }
+        if let videoFailure { throw CommandFailure("received video: \(videoFailure)") }
     }
 }
 

@@ -85,7 +85,7 @@ private final class OfferEndpoint {
         let waitUntil = MonotonicTime.now().advanced(bySeconds: seconds)
         while answered == nil {
             if hangUp() { return nil }
-            guard MonotonicTime.now() < waitUntil else { throw CallError("no offer was posted to \(url) within \(seconds) s") }
+            guard MonotonicTime.now() < waitUntil else { throw CommandFailure("no offer was posted to \(url) within \(seconds) s") }
             _ = server.waitForRequest(timeoutMilliseconds: 50)
             _ = poll()
         }
@@ -168,8 +168,8 @@ func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, ou
     try? eventsFile?.close()
     try outputs.close()
     try outputs.throwFailure()
-    if let failure = session.localFailure { throw CallError("\(audio): \(failure)") }
-    if let failure = session.localVideoFailure { throw CallError("video: \(failure)") }
+    if let failure = session.localFailure { throw CommandFailure("\(audio): \(failure)") }
+    if let failure = session.localVideoFailure { throw CommandFailure("video: \(failure)") }
 
     printCallReport(session, to: "\(webRTCPeerName) over WebRTC (\(endpoint.url)), SSRC 0x\(String(local.ssrc, radix: 16))",
                     videoSSRC: local.videoSSRC)
@@ -197,9 +197,9 @@ private func awaitConnection(_ transport: WebRTCTransport, endpoint: OfferEndpoi
             associationUntil = until
             if MonotonicTime.now() >= until { return true }
         } else {
-            if case .failed(let error) = transport.state { throw CallError("WebRTC: \(error)") }
-            if transport.state == .closed { throw CallError("WebRTC: the connection closed") }
-            guard MonotonicTime.now() < upUntil else { throw CallError("the WebRTC connection did not come up within \(max(10, timeout)) s") }
+            if case .failed(let error) = transport.state { throw CommandFailure("WebRTC: \(error)") }
+            if transport.state == .closed { throw CommandFailure("WebRTC: the connection closed") }
+            guard MonotonicTime.now() < upUntil else { throw CommandFailure("the WebRTC connection did not come up within \(max(10, timeout)) s") }
         }
         guard !hangUp() && !ended else { return false }
         transport.receive(until: clock.now()) { _, _ in }

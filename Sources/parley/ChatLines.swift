@@ -4,13 +4,12 @@
 import Foundation
 import ParleyCore
 import ParleyWebRTC
-import Synchronization
 
 /// The newest chat messages, as the grid shows them under the participants (the newest last).
 final class ChatShown: Sendable {
     /// How many are shown.
     static let count = 8
-    let lines = Mutex<[String]>([])
+    let lines = Locked<[String]>([])
 
     func add(_ line: String) {
         lines.withLock { list in
@@ -50,7 +49,7 @@ private func chatLine(_ raw: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
 /// The lines of `--chat-from FILE` to send, empty ones left out.
 func chatFileLines(_ file: String) throws -> [ArraySlice<UInt8>] {
     let data: [UInt8]
-    do { data = Array(try Data(contentsOf: URL(fileURLWithPath: file))) } catch { throw CallError("\(file): \(error.localizedDescription)") }
+    do { data = Array(try Data(contentsOf: URL(fileURLWithPath: file))) } catch { throw CommandFailure("\(file): \(error.localizedDescription)") }
     return data.split(separator: 0x0A, omittingEmptySubsequences: false).compactMap(chatLine)
 }
 

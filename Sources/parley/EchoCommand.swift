@@ -42,7 +42,7 @@ let echoCommand = Command(
             let (farRate, far) = try readMonoPCM(farPath)
             let (micRate, mic) = try readMonoPCM(micPath)
             guard farRate == micRate, [8_000, 16_000].contains(micRate) else {
-                throw CallError("the recordings are at \(farRate) and \(micRate) Hz; both must be 8 or 16 kHz (resample them first)")
+                throw CommandFailure("the recordings are at \(farRate) and \(micRate) Hz; both must be 8 or 16 kHz (resample them first)")
             }
             var send = AudioSendConfiguration()
             send.sampleRate = micRate
@@ -60,7 +60,7 @@ let echoCommand = Command(
                     if let line = roomEventJSON(event) { text += line + "\n" }
                 }
                 guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
-                    throw CallError("cannot write \(path)")
+                    throw CommandFailure("cannot write \(path)")
                 }
             }
             // Far-end-only time: echo-only frames outside the local participant's talks.

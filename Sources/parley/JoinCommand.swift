@@ -237,7 +237,7 @@ private let leaveRequested = Atomic<Bool>(false)
 /// Counted by SIGUSR1: each one toggles mute.
 private let muteToggles = Atomic<Int>(0)
 /// Why the call ended early (Janus went away, the room was destroyed); set on the call's thread.
-private let roomEnded = Mutex<String?>(nil)
+private let roomEnded = Locked<String?>(nil)
 
 private func runJoin(_ args: [String]) -> Int32 {
     let o: JoinOptions
@@ -256,7 +256,7 @@ private func runJoin(_ args: [String]) -> Int32 {
 /// Runs `body` on the concurrency pool and waits for it (the CLI's set-up and clean-up are
 /// sequential; the call itself runs on this thread).
 private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
+    let result = Locked<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     Task {
         let r: Result<T, any Error>
@@ -409,7 +409,7 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
     try outputs.close()
     printJoinReport(call)
     try outputs.throwFailure()
-    if let failure = session.localFailure { throw CallError("\(o.audio): \(failure)") }
+    if let failure = session.localFailure { throw CommandFailure("\(o.audio): \(failure)") }
     if let gone {
         printError("parley join: Janus went away during the call: \(gone)")
         return ExitStatus.failure
@@ -512,7 +512,7 @@ private func joinWAVRate(_ o: JoinOptions) throws -> Int? {
     guard o.audio.lowercased().hasSuffix(".wav") else { return nil }
     let file = try WAVFileProvider<Int16>(path: o.audio)
     guard file.format.channels == 1, [8_000, 12_000, 16_000, 24_000, 48_000].contains(file.format.sampleRate) else {
-        throw CallError("\(o.audio): a room takes mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
+        throw CommandFailure("\(o.audio): a room takes mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
                         + "\(file.format.channels) channels (convert it first)")
     }
     return file.format.sampleRate

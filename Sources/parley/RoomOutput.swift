@@ -60,7 +60,7 @@ func openSessionEvents(_ path: String?, _ session: CallSession, showGrid: Bool,
     var eventsFile: FileHandle?
     if let path {
         guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-            throw CallError("cannot write \(path)")
+            throw CommandFailure("cannot write \(path)")
         }
         eventsFile = h
     }

@@ -4,6 +4,7 @@
 // stopping in the middle of a call).
 
 import Foundation
+import ParleyCore
 import Testing
 import JanusTestSupport
 import ParleyJanus
@@ -435,7 +436,7 @@ private final class TamperingRelay: @unchecked Sendable {
 
     let port: UInt16
     private let fd: Int32
-    private let seen = Mutex(Seen())
+    private let seen = Locked(Seen())
     private let running = Atomic<Bool>(true)
     private let done = DispatchSemaphore(value: 0)
 

@@ -6,7 +6,6 @@ import ParleyRTP
 @testable import ParleyCall
 import ParleyDetect
 import ParleySimulation
-import Synchronization
 
 private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")
@@ -267,7 +266,7 @@ private final class FileSender {
     let clock = VirtualMediaClock()
     let session = CallSession(clock: clock)
     let inlet = session.inlet
-    let ran = Mutex<[Int]>([])
+    let ran = Locked<[Int]>([])
     let posting = Task.detached {
         for i in 0..<50 { inlet.post { _ in ran.withLock { $0.append(i) } } }
         inlet.post { s in try? s.addRemote(RemoteParticipant(id: "posted", audioSSRC: 42)) }

@@ -23,7 +23,7 @@ private final class Recorder: Sendable {
         }
         var gathered: Bool { events.contains(.gatheringComplete) }
     }
-    let log = Mutex(Log())
+    let log = Locked(Log())
 
     var snapshot: Log { log.withLock { $0 } }
 
@@ -179,7 +179,7 @@ private func pattern(_ n: Int, seed: UInt8) -> [UInt8] {
     }
 
     @Test func closesFromItsOwnHandler() async throws {
-        let agent = Mutex<ICEAgent?>(nil)
+        let agent = Locked<ICEAgent?>(nil)
         let closedInHandler = Atomic<Bool>(false)
         let made = try ICEAgent(role: .controlling, localAddresses: ["127.0.0.1"], onEvent: { event in
             guard event == .gatheringComplete else { return }

@@ -8,15 +8,15 @@
 
 import Foundation
 import JanusTestSupport
+import ParleyCore
 import ParleyICE
 import ParleyJanus
 import ParleySDP
-import Synchronization
 import Testing
 
 /// A session's events, collected as they come, for a test to wait on.
 private final class EventLog: Sendable {
-    let events = Mutex<[JanusEvent]>([])
+    let events = Locked<[JanusEvent]>([])
 
     /// Follows `janus`'s events until the task is cancelled.
     func follow(_ janus: JanusClient) -> Task<Void, Never> {
@@ -61,7 +61,7 @@ private final class Recorder: Sendable {
         var states: [(state: ICEConnectionState, at: ContinuousClock.Instant)] = []
         var datagrams: [[UInt8]] = []
     }
-    let log = Mutex(Log())
+    let log = Locked(Log())
 
     /// Polls `condition` until it holds (true) or `seconds` pass (false).
     func wait(seconds: Double, until condition: (Log) -> Bool) async throws -> Bool {

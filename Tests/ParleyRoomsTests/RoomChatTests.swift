@@ -7,13 +7,12 @@ import JanusTestSupport
 import ParleyCore
 import ParleyJanus
 import ParleyRooms
-import Synchronization
 import Testing
 
 /// The chat events of one participant, each with its arrival time on the process's monotonic
 /// clock, as they come.
 final class ChatLog: Sendable {
-    private let entries = Mutex<[(event: ChatEvent, at: MonotonicTime)]>([])
+    private let entries = Locked<[(event: ChatEvent, at: MonotonicTime)]>([])
 
     init(_ room: JanusRoom) {
         let stream = room.chat

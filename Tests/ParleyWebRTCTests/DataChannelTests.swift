@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import ParleyCore
 import ParleySCTP
@@ -182,7 +181,7 @@ private struct DataPair {
     @Test func pairsDrivenFromTwoThreadsAtOnceKeepTheirMessages() {
         // usrsctp is one per process: each pair lives on its own thread, and each thread's
         // timers may write the other's packets, which wait for their owner.
-        let delivered = Mutex<[Int: Bool]>([:])
+        let delivered = Locked<[Int: Bool]>([:])
         let done = DispatchSemaphore(value: 0)
         for t in 0..<2 {
             Thread {
