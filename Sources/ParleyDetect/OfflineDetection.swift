@@ -44,8 +44,8 @@ package struct OfflineReadError: Error {
 /// owns all of its state).
 public struct OfflineDetector: Sendable {
     /// Settings of the VAD and the talk detector. The talk detector's are a live call's; the
-    /// VAD's network is by default ``VADModel/offline``, which looks ahead, as a recording
-    /// allows. With ``VADModel/live`` the segments are exactly those a live call shows on the
+    /// VAD's network is by default `VADModel.offline`, which looks ahead, as a recording
+    /// allows. With `VADModel.live` the segments are exactly those a live call shows on the
     /// same audio.
     public var configuration: TalkTrackerConfiguration
     /// Samples per channel read per block. Default 4096: large enough to amortise the read
