@@ -279,6 +279,9 @@ public final class EchoCanceller {
     static let nearMarginDb: Float = 20
     /// ... and the microphone's level this far above the echo the far end's level predicts.
     static let nearOverEchoDb: Float = 2
+    /// The echo of the far end's level has arrived when the level of the frames old enough to
+    /// be heard is within this of the newest frames'.
+    static let arrivedWithinDb: Float = 3
 
     private static func db(_ meanSquare: Float) -> Float {
         10 * log10f(max(meanSquare, 1e-3) / (32_768 * 32_768))
@@ -291,8 +294,14 @@ public final class EchoCanceller {
         let frame = statistics.framesProcessed
         farHistory[frame & 63] = Self.db(referenceEnergy)
         let lagMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) + 60 } ?? 200
-        var recent: Float = -120
-        for k in 0...min(63, Int(lagMs / 10)) { recent = max(recent, farHistory[(frame - k) & 63]) }
+        var recent: Float = -120, arrived: Float = -120
+        // The newest frames' echo is still on its way (the delay beyond the filter's offset).
+        let first = statistics.estimatedDelayMs.map { max(0, Int(($0 - statistics.filterOffsetMs) / 10) - 1) } ?? 0
+        for k in 0...min(63, Int(lagMs / 10)) {
+            let level = farHistory[(frame - k) & 63]
+            recent = max(recent, level)
+            if k >= first { arrived = max(arrived, level) }
+        }
         farLevelDb = max(recent, farLevelDb - farDecayDbPerFrame)
         guard isFarEndActive else { return false }
         statistics.farEndFrames += 1
@@ -301,6 +310,13 @@ public final class EchoCanceller {
         // Near-end speech rises above the residual echo in the cancelled signal and above the
         // echo in the microphone (a leak of the residual suppression does neither).
         let near = ratio > residualRatioDb + Self.nearMarginDb && micRatio > echoRatioDb + Self.nearOverEchoDb
+        // The ratios are learnt only once the echo of the far end's level has arrived: at a
+        // far-end onset the microphone still holds the room's floor, and learning it would set
+        // them far under the echo that follows.
+        guard arrived > recent - Self.arrivedWithinDb else {
+            if !near { statistics.echoOnlyFrames += 1 }
+            return !near
+        }
         echoRatioDb = micRatio < echoRatioDb ? echoRatioDb + 0.5 * (micRatio - echoRatioDb)
                                              : echoRatioDb + min(micRatio - echoRatioDb, 0.2)
         // The residual-to-far ratio: follows down at once, up by at most 0.2 dB a frame, so a
