@@ -251,7 +251,7 @@ final class VADEngine: @unchecked Sendable {   // mutated only through a uniquel
     /// (1.2 ms instead of 3.6 ms at 48 kHz, 4.8 ms instead of 7.4 ms at 8 kHz).
     static let stopbandAttenuation: Double = 60
 
-    init(sampleRate: Int, network: SpectralNetwork = .live) {
+    init(sampleRate: Int, network: SpectralNetwork) {
         self.sampleRate = sampleRate
         self.network = network
         networkState = SpectralNetworkState(network)
