@@ -58,13 +58,16 @@ func chatFileLines(_ file: String) throws -> [ArraySlice<UInt8>] {
 func readChatLinesFromStandardInput(_ send: @escaping @Sendable (ArraySlice<UInt8>) -> Void) {
     Thread.detachNewThread {
         var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while case .success(1) = valueOrErrno({ read(STDIN_FILENO, &byte, 1) }) {
-            if byte == 0x0A {
-                if let l = chatLine(line[...]) { send(l) }
-                line.removeAll(keepingCapacity: true)
-            } else {
-                line.append(byte)
+        var block = [UInt8](repeating: 0, count: 4096)
+        // A read returns what is there (a typed line, or a pasted burst), up to a block.
+        while case .success(let n) = valueOrErrno({ read(STDIN_FILENO, &block, block.count) }), n > 0 {
+            for byte in block[0..<n] {
+                if byte == 0x0A {
+                    if let l = chatLine(line[...]) { send(l) }
+                    line.removeAll(keepingCapacity: true)
+                } else {
+                    line.append(byte)
+                }
             }
         }
         if let l = chatLine(line[...]) { send(l) }
