@@ -279,9 +279,22 @@ public final class EchoCanceller {
     static let nearMarginDb: Float = 20
     /// ... and the microphone's level this far above the echo the far end's level predicts.
     static let nearOverEchoDb: Float = 2
-    /// The echo of the far end's level has arrived when the level of the frames old enough to
-    /// be heard is within this of the newest frames'.
+    /// The echo of the far end's level has arrived when the level of the frames 50-60 ms older
+    /// than the echo's delay is within this of the loudest since (50 ms of margin: a path that
+    /// has just grown longer, which the estimate has not followed yet).
     static let arrivedWithinDb: Float = 3
+
+    /// An envelope correlation this high is an estimate of the delay: under double talk or over
+    /// a far end's lone onset the peak stays under it (measured 0.4-0.68, against 0.7-0.98 for the
+    /// echo alone, in the simulated rooms).
+    static let confidentCorrelation: Float = 0.7
+    /// ... with the far end above -50 dBov in at least this share of the window.
+    static let activeShare: Float = 0.4
+    /// A peak whose rise (the lags within 1 dB under it) is longer than this many 5 ms blocks
+    /// is too broad to place the delay (in the simulated rooms: 5-15 ms for the echo alone).
+    static let broadestRiseBlocks = 4
+    /// -50 dBov as a 5 ms block's RMS amplitude.
+    static let activeEnvelope: Float = 32_768 * 0.003_162
 
     private static func db(_ meanSquare: Float) -> Float {
         10 * log10f(max(meanSquare, 1e-3) / (32_768 * 32_768))
@@ -289,15 +302,15 @@ public final class EchoCanceller {
 
     private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> Bool {
         // The far end's level: the loudest reference frame whose echo may be arriving now (back
-        // to the estimated delay after the reference's start, plus 60 ms; 200 ms before an
-        // estimate), held with the decay of a room's tail.
+        // to the estimated delay after the reference's start, plus 60 ms; 200 ms before a
+        // confident estimate), held with the decay of a room's tail.
         let frame = statistics.framesProcessed
         farHistory[frame & 63] = Self.db(referenceEnergy)
-        let lagMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) + 60 } ?? 200
+        let echoDelayMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) } ?? 140
         var recent: Float = -120, arrived: Float = -120
-        // The newest frames' echo is still on its way (the delay beyond the filter's offset).
-        let first = statistics.estimatedDelayMs.map { max(0, Int(($0 - statistics.filterOffsetMs) / 10) - 1) } ?? 0
-        for k in 0...min(63, Int(lagMs / 10)) {
+        // The newest frames' echo may still be on its way (the delay beyond the filter's offset).
+        let first = Int((echoDelayMs + 50) / 10)
+        for k in 0...min(63, Int((echoDelayMs + 60) / 10)) {
             let level = farHistory[(frame - k) & 63]
             recent = max(recent, level)
             if k >= first { arrived = max(arrived, level) }
@@ -376,11 +389,22 @@ public final class EchoCanceller {
             correlation[lag] = value
             if value > bestValue { bestValue = value; best = lag }
         }
-        guard best >= 0, bestValue >= 0.4 else { candidate = nil; return }
+        guard best >= 0, bestValue >= Self.confidentCorrelation else { candidate = nil; return }
+        // Enough of the far end in the window: a lone onset after a pause correlates at the
+        // lags of the speech's own rhythm.
+        var active = 0
+        for i in 0..<w {
+            let b = micRefBlock[i] - Int64(best)
+            if b >= 0, b <= newestRef, refEnvelope[Int(b & Int64(refEnvelopeMask))] > Self.activeEnvelope { active += 1 }
+        }
+        guard Float(active) >= Self.activeShare * Float(w) else { candidate = nil; return }
         // The rise of the peak: the earliest lag within 1 dB of it (the direct path, before the
         // room's smear moves the peak later).
         var direct = best
         while direct > 0 && correlation[direct - 1] >= bestValue * 0.89 { direct -= 1 }
+        // A broad peak (a window of little structure: the far end's tail and silence) does not
+        // place the delay.
+        guard best - direct <= Self.broadestRiseBlocks else { candidate = nil; return }
         let delay = direct * blockSamples
         statistics.estimatedDelayMs = Double(delay) * 1000 / Double(configuration.sampleRate)
         defer { candidate = delay }
