@@ -136,6 +136,9 @@ public final class EchoCanceller {
     private let maxLagBlocks: Int
     private let correlation: UnsafeMutableBufferPointer<Float>
     private var candidate: Int?
+    private var agreeing = 0
+    /// The delay in use, samples (nil before the first).
+    private var accepted: Int?
 
     // Far-end and double-talk state, dB.
     private var farLevelDb: Float = -120
@@ -284,17 +287,16 @@ public final class EchoCanceller {
     /// has just grown longer, which the estimate has not followed yet).
     static let arrivedWithinDb: Float = 3
 
-    /// An envelope correlation this high is an estimate of the delay: under double talk or over
-    /// a far end's lone onset the wrong peaks stay under it (0.41-0.68 in the simulated rooms,
-    /// where the echo alone gives mostly 0.7-0.98).
+    /// An envelope correlation this high is an estimate of the delay: under double talk the
+    /// wrong peaks stay under it (0.41-0.68 in the simulated rooms, where the echo alone gives
+    /// mostly 0.7-0.98).
     static let confidentCorrelation: Float = 0.7
-    /// ... with the far end above -50 dBov in at least this share of the window.
-    static let activeShare: Float = 0.4
     /// A peak whose rise (the lags within 1 dB under it) is longer than this many 5 ms blocks
     /// is too broad to place the delay (in the simulated rooms: 5-15 ms for the echo alone).
     static let broadestRiseBlocks = 4
-    /// -50 dBov as a 5 ms block's RMS amplitude.
-    static let activeEnvelope: Float = 32_768 * 0.003_162
+    /// Agreeing estimates in a row (250 ms apart) that replace the delay in use by one more
+    /// than 20 ms away.
+    static let changeEstimates = 8
 
     private static func db(_ meanSquare: Float) -> Float {
         10 * log10f(max(meanSquare, 1e-3) / (32_768 * 32_768))
@@ -389,26 +391,30 @@ public final class EchoCanceller {
             correlation[lag] = value
             if value > bestValue { bestValue = value; best = lag }
         }
-        guard best >= 0, bestValue >= Self.confidentCorrelation else { candidate = nil; return }
-        // Enough of the far end in the window: a lone onset after a pause correlates at the
-        // lags of the speech's own rhythm.
-        var active = 0
-        for i in 0..<w {
-            let b = micRefBlock[i] - Int64(best)
-            if b >= 0, b <= newestRef, refEnvelope[Int(b & Int64(refEnvelopeMask))] > Self.activeEnvelope { active += 1 }
-        }
-        guard Float(active) >= Self.activeShare * Float(w) else { candidate = nil; return }
+        guard best >= 0, bestValue >= Self.confidentCorrelation else { return }
         // The rise of the peak: the earliest lag within 1 dB of it (the direct path, before the
         // room's smear moves the peak later).
         var direct = best
         while direct > 0 && correlation[direct - 1] >= bestValue * 0.89 { direct -= 1 }
-        // A broad peak (a window of little structure: the far end's tail and silence) does not
-        // place the delay.
-        guard best - direct <= Self.broadestRiseBlocks else { candidate = nil; return }
+        // A broad peak does not place the delay: a window of little structure (a far end's lone
+        // word after a pause, its tail and silence) correlates at the lags of the speech's own
+        // rhythm.
+        guard best - direct <= Self.broadestRiseBlocks else { return }
         let delay = direct * blockSamples
+        // Estimates in a row that agree within 10 ms (a weak or broad window is no vote).
+        if let previous = candidate, abs(previous - delay) <= 2 * blockSamples {
+            agreeing += 1
+        } else {
+            agreeing = 1
+        }
+        candidate = delay
+        // The first delay takes two; a change of more than 20 ms from the one in use takes 2 s
+        // of them (a near end talking over the far end can give a confident peak by chance for a
+        // few windows, not for eight in a row); drift, a few ms a minute, takes one.
+        let needed = accepted.map { abs($0 - delay) <= 4 * blockSamples ? 1 : Self.changeEstimates } ?? 2
+        guard agreeing >= needed else { return }
+        accepted = delay
         statistics.estimatedDelayMs = Double(delay) * 1000 / Double(configuration.sampleRate)
-        defer { candidate = delay }
-        guard let previous = candidate, abs(previous - delay) <= 2 * blockSamples else { return }
         let rate = configuration.sampleRate
         let margin = rate * 32 / 1000
         if delay < offset || delay > offset + rate * 120 / 1000 {
