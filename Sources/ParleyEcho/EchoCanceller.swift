@@ -304,11 +304,12 @@ public final class EchoCanceller {
 
     private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> Bool {
         // The far end's level: the loudest reference frame whose echo may be arriving now (back
-        // to the estimated delay after the reference's start, plus 60 ms; 200 ms before a
-        // confident estimate), held with the decay of a room's tail.
+        // to the delay after the reference's start, plus 60 ms, at most 630 ms; before the first
+        // delay is found, the longest the estimator searches), held with the decay of a room's
+        // tail.
         let frame = statistics.framesProcessed
         farHistory[frame & 63] = Self.db(referenceEnergy)
-        let echoDelayMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) } ?? 140
+        let echoDelayMs = statistics.estimatedDelayMs.map { max(0, $0 - statistics.filterOffsetMs) } ?? Double(configuration.maximumDelayMs)
         var recent: Float = -120, arrived: Float = -120
         // The newest frames' echo may still be on its way (the delay beyond the filter's offset).
         let first = Int((echoDelayMs + 50) / 10)
