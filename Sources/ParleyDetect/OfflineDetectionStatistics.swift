@@ -91,13 +91,6 @@ public struct Interruption: Sendable, Equatable {
     public var time: Double
     /// When the interrupted participant stopped, in seconds.
     public var interruptedStopTime: Double
-
-    public init(interrupter: Int, interrupted: Int, time: Double, interruptedStopTime: Double) {
-        self.interrupter = interrupter
-        self.interrupted = interrupted
-        self.time = time
-        self.interruptedStopTime = interruptedStopTime
-    }
 }
 
 /// Statistics of a meeting: per participant talk time, share, turns, longest turn, overlap and

@@ -12,11 +12,6 @@ public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConverti
     public var operation: String
     /// Why: the call's errno (`Errno/invalidArgument` for an address that does not parse or resolve).
     public var errno: Errno
-    /// Creates the error for `operation` failing with `errno`.
-    public init(operation: String, errno: Errno) {
-        self.operation = operation
-        self.errno = errno
-    }
     /// `OPERATION: MESSAGE (errno N)`.
     public var description: String { "\(operation): \(errno) (errno \(errno.rawValue))" }
 }
