@@ -681,14 +681,13 @@ public final class CallSession {
             if v.shownAny { emit(CallEvent(time: mediaTime, participant: name, kind: .videoOff)) }
         }
         if let e = speaker.leave(name, at: mediaTime) { emitDominant(e) }
-        let audio = Self.receiveStatistics(r)
-        var refined = audio
+        let counters = Self.receiveStatistics(r)
+        var refined = counters.audio
         refineStatistics?(name, &refined)
         emit(CallEvent(time: mediaTime, participant: name, kind: .statistics(refined)))
         if configuration.departedRemotesKept > 0 {
             if departed.count >= configuration.departedRemotesKept { departed.removeFirst(departed.count - configuration.departedRemotesKept + 1) }
-            departed.append(DepartedRemote(serial: r.serial, name: name, receive: r.receiver.statistics,
-                                           jitter: r.receiver.jitterStatistics, audio: audio, video: r.video?.receiver.statistics))
+            departed.append(DepartedRemote(serial: r.serial, name: name, statistics: counters))
         }
         emit(CallEvent(time: mediaTime, participant: name, kind: .left))
     }
@@ -722,15 +721,16 @@ public final class CallSession {
     /// A statistics event for every remote present.
     private func publishStatistics() {
         for r in remotes {
-            var a = Self.receiveStatistics(r)
+            var a = Self.receiveStatistics(r).audio
             refineStatistics?(r.name, &a)
             emit(CallEvent(time: mediaTime, participant: r.name, kind: .statistics(a)))
         }
     }
 
-    /// What a receiver can tell of a remote's audio: frames sent are those it accounts for
-    /// (played, late, lost by sequence gaps, discarded, still buffered).
-    private static func receiveStatistics(_ r: SessionRemote) -> ParticipantAudioStatistics {
+    /// A remote's receiver's counters, and what they tell of its audio (before
+    /// ``refineStatistics``): frames sent are those it accounts for (played, late, lost by
+    /// sequence gaps, discarded, still buffered).
+    private static func receiveStatistics(_ r: SessionRemote) -> RemoteReceiveStatistics {
         let j = r.receiver.jitterStatistics
         let s = r.receiver.statistics
         var a = ParticipantAudioStatistics()
@@ -747,7 +747,7 @@ public final class CallSession {
             : j.jitterBufferDelay / Double(j.jitterBufferEmittedCount) * 1000
         a.targetDelayMs = r.receiver.targetDelayMs
         a.maximumTargetDelayMs = s.maximumTargetDelayMs
-        return a
+        return (s, j, a, r.video?.receiver.statistics)
     }
 
     /// A transport's box as a value the send pipelines take (for a harness that sends into a
@@ -775,15 +775,16 @@ public final class CallSession {
                                                               audio: ParticipantAudioStatistics, video: VideoStatistics?)? {
         let present = remotes.last { $0.name == name }
         let gone = departed.last { $0.name == name }
+        var statistics: RemoteReceiveStatistics
         if let r = present, r.serial > gone?.serial ?? -1 {
-            var a = Self.receiveStatistics(r)
-            refineStatistics?(name, &a)
-            return (r.receiver.statistics, r.receiver.jitterStatistics, a, r.video?.receiver.statistics)
+            statistics = Self.receiveStatistics(r)
+        } else if let d = gone {
+            statistics = d.statistics
+        } else {
+            return nil
         }
-        guard let d = gone else { return nil }
-        var a = d.audio
-        refineStatistics?(name, &a)
-        return (d.receive, d.jitter, a, d.video)
+        refineStatistics?(name, &statistics.audio)
+        return statistics
     }
 
     /// Whether a present remote's video receiver asked for a keyframe since the last call (then cleared).

@@ -79,15 +79,16 @@ final class SessionRemote {
     }
 }
 
+/// A remote's receive-side counters, as ``CallSession/receiveStatistics(of:)`` returns them.
+typealias RemoteReceiveStatistics = (receive: AudioReceiveStatistics, jitter: JitterBufferStatistics,
+                                     audio: ParticipantAudioStatistics, video: VideoStatistics?)
+
 /// What is kept of a remote participant that left: its final counters.
 struct DepartedRemote {
     let serial: Int
     let name: ParticipantID
-    let receive: AudioReceiveStatistics
-    let jitter: JitterBufferStatistics
     /// Before ``CallSession/refineStatistics`` (applied when read).
-    let audio: ParticipantAudioStatistics
-    let video: VideoStatistics?
+    let statistics: RemoteReceiveStatistics
 }
 
 final class SessionRemoteVideo {

@@ -51,14 +51,6 @@ public struct OpusError: Error, Hashable, Sendable, CustomStringConvertible {
     /// libopus's `opus_strerror` text, plus Parley's detail where it has one.
     public let message: String
 
-    /// Creates an error. The libopus-calling code uses `init(code:operation:detail:)` (in
-    /// `OpusEncoder.swift`), which fills `message` from `opus_strerror`.
-    public init(code: Code, operation: String, message: String) {
-        self.code = code
-        self.operation = operation
-        self.message = message
-    }
-
     public var description: String { "\(operation): \(message) [\(code)]" }
 }
 

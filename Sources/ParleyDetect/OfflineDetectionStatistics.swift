@@ -67,6 +67,19 @@ public struct ParticipantTalkStatistics: Sendable, Equatable {
     public var timesInterrupted: Int
 }
 
+/// Decoded from a participant of `parley detect`'s JSON (schema `parley.detect/1`): `name`,
+/// `talk_s`, `share`, `fraction_of_meeting`, `turns`, `longest_turn_s`, `overlap_s`,
+/// `interruptions` and `interrupted` (other fields are ignored), with `JSONDecoder`'s default
+/// key strategy.
+extension ParticipantTalkStatistics: Decodable {
+    enum CodingKeys: String, CodingKey {
+        case name, turns
+        case talkTime = "talk_s", shareOfTalk = "share", fractionOfMeeting = "fraction_of_meeting"
+        case longestTurn = "longest_turn_s", overlapTime = "overlap_s"
+        case interruptionsMade = "interruptions", timesInterrupted = "interrupted"
+    }
+}
+
 /// One interruption: `interrupter` started talking at `time` while `interrupted` was talking,
 /// and `interrupted` stopped at `interruptedStopTime` while `interrupter` went on talking.
 public struct Interruption: Sendable, Equatable {
@@ -78,13 +91,6 @@ public struct Interruption: Sendable, Equatable {
     public var time: Double
     /// When the interrupted participant stopped, in seconds.
     public var interruptedStopTime: Double
-
-    public init(interrupter: Int, interrupted: Int, time: Double, interruptedStopTime: Double) {
-        self.interrupter = interrupter
-        self.interrupted = interrupted
-        self.time = time
-        self.interruptedStopTime = interruptedStopTime
-    }
 }
 
 /// Statistics of a meeting: per participant talk time, share, turns, longest turn, overlap and

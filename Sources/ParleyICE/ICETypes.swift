@@ -44,12 +44,6 @@ public struct ICECandidatePair: Sendable, Hashable, CustomStringConvertible {
     /// The remote candidate.
     public let remote: ICECandidate
 
-    /// A pair of candidates.
-    public init(local: ICECandidate, remote: ICECandidate) {
-        self.local = local
-        self.remote = remote
-    }
-
     public var description: String { "\(local.address):\(local.port) <-> \(remote.address):\(remote.port)" }
 }
 

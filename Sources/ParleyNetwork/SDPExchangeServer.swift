@@ -88,12 +88,7 @@ public struct SDPExchangeServer: ~Copyable {
         guard path.hasPrefix("/"), path.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "?") }) else {
             throw SDPExchangeServerError(operation: "path '\(path)' (not '/' and visible characters)", errno: .invalidArgument)
         }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, bindHost, &local.sin_addr) == 1 else {
-            throw SDPExchangeServerError(operation: "bind address \(bindHost) (not an IPv4 address)", errno: .invalidArgument)
-        }
+        let local = try UDPTransport.bindAddress(bindHost, port: port)
         let s: Int32
         switch valueOrErrno({ socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }) {
         case .success(let fd): s = fd
@@ -101,26 +96,13 @@ public struct SDPExchangeServer: ~Copyable {
         }
         var on: Int32 = 1
         _ = setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &local) { address in
-            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
-                valueOrErrno(retryOnInterrupt: false) { bind(s, a, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        }
-        if case .failure(let e) = bound {
-            close(s)
-            throw SDPExchangeServerError(operation: "bind \(bindHost):\(port)", errno: e)
-        }
+        let bound = try UDPTransport.bind(s, to: local, named: "\(bindHost):\(port)")
         if case .failure(let e) = valueOrErrno({ listen(s, 16) }) {
             close(s)
             throw SDPExchangeServerError(operation: "listen", errno: e)
         }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) }
-        }
         listener = s
-        self.port = UInt16(bigEndian: actual.sin_port)
+        self.port = bound
         self.path = path
         self.limits = limits
         connections.reserveCapacity(Self.maximumConnections)

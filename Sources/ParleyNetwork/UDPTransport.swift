@@ -12,11 +12,6 @@ public struct UDPTransportError: Error, Sendable, Hashable, CustomStringConverti
     public var operation: String
     /// Why: the call's errno (`Errno/invalidArgument` for an address that does not parse or resolve).
     public var errno: Errno
-    /// Creates the error for `operation` failing with `errno`.
-    public init(operation: String, errno: Errno) {
-        self.operation = operation
-        self.errno = errno
-    }
     /// `OPERATION: MESSAGE (errno N)`.
     public var description: String { "\(operation): \(errno) (errno \(errno.rawValue))" }
 }
@@ -56,32 +51,15 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
         case .success(let fd): s = fd
         case .failure(let e): throw UDPTransportError(operation: "socket", errno: e)
         }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_port = localPort.bigEndian
-        guard inet_pton(AF_INET, bindHost, &local.sin_addr) == 1 else {
-            close(s)
-            throw UDPTransportError(operation: "bind address \(bindHost) (not an IPv4 address)", errno: .invalidArgument)
-        }
-        let remote: sockaddr_in
-        do { remote = try Self.resolve(peerHost, port: peerPort) } catch {
+        let local: sockaddr_in, remote: sockaddr_in
+        do {
+            local = try Self.bindAddress(bindHost, port: localPort)
+            remote = try Self.resolve(peerHost, port: peerPort)
+        } catch {
             close(s)
             throw error
         }
-        let bound = withUnsafePointer(to: &local) { address in
-            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
-                valueOrErrno(retryOnInterrupt: false) { bind(s, a, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        }
-        if case .failure(let e) = bound {
-            close(s)
-            throw UDPTransportError(operation: "bind \(bindHost):\(localPort)", errno: e)
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) }
-        }
+        self.localPort = try Self.bind(s, to: local, named: "\(bindHost):\(localPort)")
         fd = s
         peer = remote
         rtcpPeer = rtcpPeerPort.map { port in
@@ -90,7 +68,6 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
             return a
         }
         self.clock = clock
-        self.localPort = UInt16(bigEndian: actual.sin_port)
     }
 
     deinit { close(fd) }
@@ -148,6 +125,39 @@ public struct UDPTransport: WaitablePacketTransport, ~Copyable {
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         guard inet_ntop(AF_INET, &local.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The address to bind a socket to: `host`, an IPv4 address ("0.0.0.0" for every
+    /// interface), and `port`.
+    static func bindAddress(_ host: String, port: UInt16) throws(UDPTransportError) -> sockaddr_in {
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &a.sin_addr) == 1 else {
+            throw UDPTransportError(operation: "bind address \(host) (not an IPv4 address)", errno: .invalidArgument)
+        }
+        return a
+    }
+
+    /// Binds socket `s` to `local` and returns the port bound (the kernel's choice for port 0);
+    /// when that fails, closes `s` and throws, naming the address as `name`.
+    static func bind(_ s: Int32, to local: sockaddr_in, named name: String) throws(UDPTransportError) -> UInt16 {
+        var local = local
+        let bound = withUnsafePointer(to: &local) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
+                valueOrErrno(retryOnInterrupt: false) { Glibc.bind(s, a, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        if case .failure(let e) = bound {
+            close(s)
+            throw UDPTransportError(operation: "bind \(name)", errno: e)
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) }
+        }
+        return UInt16(bigEndian: actual.sin_port)
     }
 
     /// `host` (an IPv4 address or a name) and `port` as a socket address.

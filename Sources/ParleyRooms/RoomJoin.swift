@@ -109,8 +109,7 @@ extension JanusRoom {
             throw .srtp(error)
         }
         let forward = forwardAddress(o, janusHost: janusHost, receivePort: sockets.receivePort)
-        let link = VideoRoomLink(handle: handle, ownID: me.id, ownName: o.name, forwardHost: forward.host,
-                                 forwardPort: forward.port, srtpKey: key)
+        let link = VideoRoomLink(handle: handle, forwardHost: forward.host, forwardPort: forward.port, srtpKey: key)
         let room = JanusRoom(options: o, janus: janus, clock: clock, link: link, participantID: me.id,
                              destination: "Janus \(me.host ?? janusHost):\(me.port) as publisher \(me.id) in room \(o.room)",
                              sockets: sockets)
@@ -146,8 +145,8 @@ extension JanusRoom {
             try? await janus.destroy()
             throw .socket(error)
         }
-        let link = AudioBridgeLink(handle: handle, payloadType: me.rtp.payloadType, ssrc: UInt32.random(in: 1...UInt32.max),
-                                   audioLevelID: nil)
+        let link = AudioBridgeLink(handle: handle, audio: RoomAudio(ssrc: UInt32.random(in: 1...UInt32.max),
+                                                                    payloadType: me.rtp.payloadType, audioLevelID: nil))
         let room = JanusRoom(options: o, janus: janus, clock: clock, link: link, participantID: me.id,
                              destination: "Janus \(me.rtp.host):\(me.rtp.port) as participant \(me.id) in room \(o.room)",
                              sockets: sockets)

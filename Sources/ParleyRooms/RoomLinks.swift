@@ -35,11 +35,26 @@ func attempt(_ name: String, _ report: @Sendable (String, any Error) -> Void, _ 
     do { try await body() } catch { report(name, error) }
 }
 
+/// This participant's audio as the room takes it: its SSRC, its payload type, its audio level.
+struct RoomAudio: Sendable {
+    /// This participant's SSRC.
+    let ssrc: UInt32
+    /// The payload type the room takes (an AudioBridge sends the mix under it too).
+    let payloadType: UInt8
+    /// The audio level's extension id (nil: the default).
+    let audioLevelID: UInt8?
+
+    /// What the room needs of the local audio's configuration.
+    func configure(_ send: inout AudioSendConfiguration) {
+        send.ssrc = ssrc
+        send.payloadType = payloadType
+        if let audioLevelID { send.audioLevelExtensionID = audioLevelID }
+    }
+}
+
 /// A VideoRoom participant: the listener handle, the remote publisher, the forwarders.
 struct VideoRoomLink: RoomLink {
     let handle: VideoRoomHandle
-    let ownID: UInt64
-    let ownName: String
     /// Where the forwarders send.
     let forwardHost: String
     let forwardPort: UInt16
@@ -83,7 +98,7 @@ struct VideoRoomLink: RoomLink {
     /// Asks Janus to forward a new publisher's streams here; its participant in the call,
     /// named uniquely (nil: this participant itself, one received already, or one without Opus).
     func receive(_ p: VideoRoomPublisher, in room: JanusRoom) async throws -> RemoteParticipant? {
-        guard p.id != ownID, room.state.withLock({ $0.publishers[p.id] == nil }) else { return nil }
+        guard p.id != room.participantID, room.state.withLock({ $0.publishers[p.id] == nil }) else { return nil }
         guard let audio = p.streams.first(where: { $0.type == "audio" && !$0.disabled && $0.codec == "opus" }) else { return nil }
         let video = p.streams.first { $0.type == "video" && !$0.disabled && $0.codec == "vp8" }
         let size = video?.pictureSize
@@ -128,7 +143,7 @@ struct VideoRoomLink: RoomLink {
     /// it asked for, leaves, destroys the session.
     func cleanUp(_ room: JanusRoom, report: @Sendable (String, any Error) -> Void) async {
         let id = room.options.room
-        await attempt("remove_remote_publisher", report) { try await handle.removeRemotePublisher(room: id, id: ownID) }
+        await attempt("remove_remote_publisher", report) { try await handle.removeRemotePublisher(room: id, id: room.participantID) }
         for (publisher, p) in room.state.withLock({ $0.publishers }) {
             for f in p.forwarders {
                 // A publisher that has gone took its forwarders with it.
@@ -143,12 +158,7 @@ struct VideoRoomLink: RoomLink {
 /// An AudioBridge participant: its audio to the mixer, the mix back, the room's members.
 struct AudioBridgeLink: RoomLink {
     let handle: AudioBridgeHandle
-    /// The payload type the room takes and sends.
-    let payloadType: UInt8
-    /// This participant's SSRC.
-    let ssrc: UInt32
-    /// The audio level's extension id (nil: the default).
-    let audioLevelID: UInt8?
+    let audio: RoomAudio
 
     func owns(_ sender: UInt64) -> Bool { sender == handle.id }
     var srtpKey: SRTPKey? { nil }
@@ -157,17 +167,13 @@ struct AudioBridgeLink: RoomLink {
         // One stream comes back: the mix of everyone else.
         settings.maximumRemotes = 1
         settings.undeclaredRemoteName = "mix"
-        settings.receive.payloadType = payloadType
+        settings.receive.payloadType = audio.payloadType
         // Janus's mix carries no voice flag: the talking comes from the local VAD (over plain
         // RTP the receiver falls back to it by itself; over WebRTC this says so at once).
         settings.receive.voiceActivitySource = .local
     }
 
-    func configure(_ send: inout AudioSendConfiguration) {
-        send.ssrc = ssrc
-        send.payloadType = payloadType
-        if let audioLevelID { send.audioLevelExtensionID = audioLevelID }
-    }
+    func configure(_ send: inout AudioSendConfiguration) { audio.configure(&send) }
 
     func configure(_ video: inout LocalVideoConfiguration) {}
 

@@ -113,11 +113,8 @@ extension JanusRoom {
         let (answer, more) = try await awaitAnswer(to: transport, on: handle, janus, o, clock: clock,
                                                    pinCode: VideoRoomHandle.ErrorCode.unauthorized, parse: VideoRoomEvent.init,
                                                    error: \.failure)
-        let audio = answer.media.first { $0.kind == "audio" && !$0.isRejected }
-        let link = WebRTCVideoRoomLink(publisher: handle, ownID: me, ownName: o.name, audioSSRC: sources.audio,
-                                       videoSSRC: sources.video,
-                                       audioPayloadType: audio?.codec(named: "opus", clockRate: 48_000)?.payloadType ?? OpusRTP.defaultPayloadType,
-                                       audioLevelID: audio?.extensionID(JSEPExtension.audioLevel), certificate: certificate)
+        let link = WebRTCVideoRoomLink(publisher: handle, audio: RoomAudio(ssrc: sources.audio, answer: answer),
+                                       videoSSRC: sources.video, certificate: certificate)
         let room = JanusRoom(options: o, janus: janus, clock: clock, link: link, participantID: me,
                              destination: "Janus \(o.server.host ?? "") over WebRTC as publisher \(me) in room \(o.room)",
                              sockets: RoomSockets(webRTC: transport))
@@ -148,10 +145,7 @@ extension JanusRoom {
         let (answer, more) = try await awaitAnswer(to: transport, on: handle, janus, o, clock: clock,
                                                    pinCode: AudioBridgeHandle.ErrorCode.unauthorized, parse: AudioBridgeEvent.init,
                                                    error: \.failure)
-        let audio = answer.media.first { $0.kind == "audio" && !$0.isRejected }
-        let link = AudioBridgeLink(handle: handle,
-                                   payloadType: audio?.codec(named: "opus", clockRate: 48_000)?.payloadType ?? OpusRTP.defaultPayloadType,
-                                   ssrc: ssrc, audioLevelID: audio?.extensionID(JSEPExtension.audioLevel))
+        let link = AudioBridgeLink(handle: handle, audio: RoomAudio(ssrc: ssrc, answer: answer))
         let room = JanusRoom(options: o, janus: janus, clock: clock, link: link, participantID: me,
                              destination: "Janus \(o.server.host ?? "") over WebRTC as participant \(me) in room \(o.room)",
                              sockets: RoomSockets(webRTC: transport))
@@ -163,31 +157,15 @@ extension JanusRoom {
 
 /// A VideoRoom participant over WebRTC: its publisher handle (what it sends) and, once there
 /// are publishers, one subscriber handle whose PeerConnection receives them all.
-final class WebRTCVideoRoomLink: RoomLink {
+struct WebRTCVideoRoomLink: RoomLink {
     let publisher: VideoRoomHandle
-    let ownID: UInt64
-    let ownName: String
-    /// The SSRCs of the local audio and video, as offered.
-    let audioSSRC: UInt32
+    /// The local audio, with its SSRC as offered and the rest as Janus answered.
+    let audio: RoomAudio
+    /// The local video's SSRC, as offered.
     let videoSSRC: UInt32
-    /// Opus's payload type and the audio level's extension id, as Janus answered.
-    let audioPayloadType: UInt8
-    let audioLevelID: UInt8?
     /// The certificate of this participant's PeerConnections.
     let certificate: DTLSCertificate
     let subscription = Locked(Subscription())
-
-    init(publisher: VideoRoomHandle, ownID: UInt64, ownName: String, audioSSRC: UInt32, videoSSRC: UInt32,
-         audioPayloadType: UInt8, audioLevelID: UInt8?, certificate: DTLSCertificate) {
-        self.publisher = publisher
-        self.ownID = ownID
-        self.ownName = ownName
-        self.audioSSRC = audioSSRC
-        self.videoSSRC = videoSSRC
-        self.audioPayloadType = audioPayloadType
-        self.audioLevelID = audioLevelID
-        self.certificate = certificate
-    }
 
     /// The subscriber side: its handle, its transport's part of the descriptions, what it
     /// receives.
@@ -218,11 +196,7 @@ final class WebRTCVideoRoomLink: RoomLink {
         settings.receive.voiceActivitySource = .local
     }
 
-    func configure(_ send: inout AudioSendConfiguration) {
-        send.ssrc = audioSSRC
-        send.payloadType = audioPayloadType
-        if let audioLevelID { send.audioLevelExtensionID = audioLevelID }
-    }
+    func configure(_ send: inout AudioSendConfiguration) { audio.configure(&send) }
 
     func configure(_ video: inout LocalVideoConfiguration) {
         video.ssrc = videoSSRC
@@ -251,7 +225,7 @@ final class WebRTCVideoRoomLink: RoomLink {
         switch event {
         case .publishers(let list):
             let new = list.filter { p in
-                p.id != ownID && room.state.withLock { $0.publishers[p.id] == nil }
+                p.id != room.participantID && room.state.withLock { $0.publishers[p.id] == nil }
                     && p.streams.contains { $0.type == "audio" && !$0.disabled && $0.codec == "opus" }
             }
             subscription.withLock { s in for p in new { s.announced[p.id] = p } }
@@ -294,7 +268,7 @@ final class WebRTCVideoRoomLink: RoomLink {
         if local == nil {
             let transport = try await JanusRoom.gatheredTransport(.answerer, room.options, clock: room.clock, certificate: certificate)
             try transport.setRemote(offer)
-            let made = transport.local(cname: ownName, audioSSRC: 1, videoSSRC: 2)
+            let made = transport.local(cname: room.options.name, audioSSRC: 1, videoSSRC: 2)
             local = made
             let handoff = room.deliver(transport)
             subscription.withLock { s in
@@ -353,5 +327,15 @@ final class WebRTCVideoRoomLink: RoomLink {
         }
         await attempt("leave", report) { try await publisher.leave() }
         await attempt("destroy session", report) { try await room.janus.destroy() }
+    }
+}
+
+extension RoomAudio {
+    /// `ssrc` as offered, with Opus's payload type and the audio level's extension id as Janus
+    /// answered (the defaults where its answer names none).
+    init(ssrc: UInt32, answer: JSEPDescription) {
+        let audio = answer.media.first { $0.kind == "audio" && !$0.isRejected }
+        self.init(ssrc: ssrc, payloadType: audio?.codec(named: "opus", clockRate: 48_000)?.payloadType ?? OpusRTP.defaultPayloadType,
+                  audioLevelID: audio?.extensionID(JSEPExtension.audioLevel))
     }
 }

@@ -11,12 +11,6 @@ public struct SDPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong with it.
     public var reason: String
 
-    public init(line: Int, field: String, reason: String) {
-        self.line = line
-        self.field = field
-        self.reason = reason
-    }
-
     public var description: String {
         line > 0 ? "SDP line \(line), \(field): \(reason)" : "SDP \(field): \(reason)"
     }

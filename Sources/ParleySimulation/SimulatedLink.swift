@@ -40,13 +40,6 @@ public struct SimulatedLinkError: Error, Hashable, Sendable, CustomStringConvert
     /// What is wrong with it.
     public var reason: String
 
-    /// Creates the error for `argument` given `value`.
-    public init(argument: String, value: Int, reason: String) {
-        self.argument = argument
-        self.value = value
-        self.reason = reason
-    }
-
     /// `SimulatedLink: ARGUMENT VALUE REASON`.
     public var description: String { "SimulatedLink: \(argument) \(value) \(reason)" }
 }

@@ -133,17 +133,12 @@ private struct CallOptions {
     var listen: UInt16
     var host: String
     var port: UInt16
-    var audio = "default"
     var sdpOut: String?
     var sdpIn: String?
     var srtp = true
     var name: String
-    var output: String?
-    var video: CallVideoSourceKind?
+    var io = CallIOOptions()
     var videoOutput: String?
-    var events: String?
-    var tui = true
-    var headset = false
     var timeout = 5.0
     var sdpWait = 30.0
     /// Set with --transport webrtc.
@@ -188,17 +183,11 @@ private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         guard let (host, port) = parseHostPort(to) else { throw .init(description: "--to must be HOST:PORT, got '\(to)'") }
         o = CallOptions(listen: UInt16(listen), host: host, port: port, name: ProcessInfo.processInfo.hostName)
     }
-    if let v = s.value("video") {
-        guard let kind = CallVideoSourceKind(v) else {
-            throw .init(description: "--video takes a Y4M file (.y4m) or a V4L2 device (/dev/videoN), got '\(v)'")
-        }
-        o.video = kind
-    }
+    o.io = try CallIOOptions(s)
     o.videoOutput = s.value("video-output")
     if let out = o.videoOutput, !out.lowercased().hasSuffix(".y4m") {
         throw .init(description: "--video-output writes a .y4m file, got '\(out)'")
     }
-    if let a = s.value("audio") { o.audio = a }
     o.sdpOut = s.value("sdp-out")
     o.sdpIn = s.value("sdp-in")
     o.srtp = !s.flag("no-srtp")
@@ -208,11 +197,6 @@ private func parseCallOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         }
         o.name = n
     }
-    o.output = s.value("output")
-    if let out = o.output, !out.lowercased().hasSuffix(".wav") { throw .init(description: "--output writes a .wav file, got '\(out)'") }
-    o.events = s.value("events")
-    o.tui = !s.flag("no-tui")
-    o.headset = s.flag("headset")
     o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
     o.sdpWait = try s.double("sdp-wait", default: 30, in: 0...3_600)
     if o.srtp && o.webRTC == nil {
@@ -239,8 +223,7 @@ private func runCall(_ args: [String]) -> Int32 {
                 signal(SIGINT, SIG_DFL)
                 signal(SIGTERM, SIG_DFL)
             }
-            return try callOverWebRTC(name: o.name, audio: o.audio, video: o.video, output: o.output, videoOutput: o.videoOutput,
-                                      events: o.events, tui: o.tui, headset: o.headset, timeout: o.timeout, offerWait: o.sdpWait,
+            return try callOverWebRTC(name: o.name, io: o.io, videoOutput: o.videoOutput, timeout: o.timeout, offerWait: o.sdpWait,
                                       listen: o.listen, webRTC: w, hangUp: { hangUp.load(ordering: .relaxed) })
         }
         return try call(o)
@@ -257,7 +240,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     let key = o.srtp ? try SRTPKey.generate(suite: .aesCM128HMACSHA1_80) : nil
 
     // The camera, opened first: the offer gives its size and rate, and a missing one fails now.
-    var camera = try CallCamera(o.video, clock: clock)
+    var camera = try CallCamera(o.io.video, clock: clock)
     let cameraFormat = camera?.format
     var videoSSRC = UInt32.random(in: 1...UInt32.max)
     while videoSSRC == ssrc { videoSSRC = UInt32.random(in: 1...UInt32.max) }
@@ -272,15 +255,15 @@ private func call(_ o: CallOptions) throws -> Int32 {
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = o.timeout
     settings.maximumRemotes = 1
-    setPlayout(&settings, audio: o.audio, output: o.output, headset: o.headset)
+    o.io.setPlayout(&settings)
     if let p = peer?.audio {
         settings.receive.payloadType = p.payloadType
         if let id = p.audioLevelID { settings.receive.audioLevelExtensionID = id }
         settings.admitsUndeclaredRemotes = p.ssrc == nil
     }
     let session = CallSession(configuration: settings, clock: clock)
-    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
-    let eventsFile = try openSessionEvents(o.events, session, showGrid: showGrid)
+    let showGrid = o.io.tui && isatty(STDOUT_FILENO) == 1
+    let eventsFile = try openSessionEvents(o.io.events, session, showGrid: showGrid)
     let udp = try UDPTransport(localPort: o.listen, bindHost: "0.0.0.0", peerHost: o.host, peerPort: o.port, clock: clock)
     let network: CallTransportID
     if let key, let peerKey = peer?.key {
@@ -302,12 +285,12 @@ private func call(_ o: CallOptions) throws -> Int32 {
     send.ssrc = ssrc
     send.firstSequence = UInt16.random(in: 0...UInt16.max)
     send.firstTimestamp = UInt32.random(in: 0...UInt32.max)
-    try addCallAudio(o.audio, name: o.name, send: send, to: session, sendingOn: network, clock: clock)
+    try addCallAudio(o.io.audio, name: o.name, send: send, to: session, sendingOn: network, clock: clock)
 
     // Received audio: a file, or the sound card; the peer's video: a Y4M file, opened at the
     // first picture (its size).
     let framesPerSecond = Int((peer?.video?.framesPerSecond ?? 30).rounded())
-    let outputs = try CallOutputs(session: session, audio: o.output, mixes: false,
+    let outputs = try CallOutputs(session: session, audio: o.io.output, mixes: false,
                                   pictureFile: o.videoOutput.map { out in { _ in (out, framesPerSecond) } })
 
     var grid = CallGrid(shown: showGrid)
@@ -334,7 +317,7 @@ private func call(_ o: CallOptions) throws -> Int32 {
     try? eventsFile?.close()
     try outputs.close()
     try outputs.throwFailure()
-    if let failure = session.localFailure { throw CommandFailure("\(o.audio): \(failure)") }
+    if let failure = session.localFailure { throw CommandFailure("\(o.io.audio): \(failure)") }
     if let failure = session.localVideoFailure { throw CommandFailure("video: \(failure)") }
 
     printCallReport(session, to: "\(o.host):\(o.port), SSRC 0x\(String(ssrc, radix: 16))", videoSSRC: videoSSRC)

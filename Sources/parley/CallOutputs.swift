@@ -160,11 +160,43 @@ func callDatagramsLine(_ s: CallSessionStatistics) -> String {
     "datagrams: \(s.datagrams), malformed: \(s.malformed), unknown_ssrc: \(s.unknownSSRC + s.refusedRemotes)"
 }
 
-/// Tells the session where its audio is played, for the local capture's echo canceller
-/// (`CallSessionConfiguration.playout`): with no output file the call plays on ALSA's
-/// "default" device, a loudspeaker the microphone hears unless `headset`; a capture read from
-/// a WAV file hears nothing, so it gets no canceller.
-func setPlayout(_ settings: inout CallSessionConfiguration, audio: String, output: String?, headset: Bool) {
-    settings.playout = output != nil ? .file : (headset ? .headset : .loudspeaker)
-    if audio.lowercased().hasSuffix(".wav") { settings.echoCancellation = false }
+/// What `parley call` and `parley join` read and write on this machine: the local audio and
+/// video (`--audio`, `--video`), the received audio's file (`--output`), the events' file
+/// (`--events`), the grid (`--no-tui`) and the playout (`--headset`).
+struct CallIOOptions {
+    /// An ALSA PCM, or a WAV file (`.wav`).
+    var audio = "default"
+    var video: CallVideoSourceKind?
+    /// The WAV file the received audio is written to (nil: ALSA's "default" device).
+    var output: String?
+    var events: String?
+    var tui = true
+    var headset = false
+
+    /// Tells the session where its audio is played, for the local capture's echo canceller
+    /// (`CallSessionConfiguration.playout`): with no output file the call plays on ALSA's
+    /// "default" device, a loudspeaker the microphone hears unless `headset`; a capture read
+    /// from a WAV file hears nothing, so it gets no canceller.
+    func setPlayout(_ settings: inout CallSessionConfiguration) {
+        settings.playout = output != nil ? .file : (headset ? .headset : .loudspeaker)
+        if audio.lowercased().hasSuffix(".wav") { settings.echoCancellation = false }
+    }
+}
+
+extension CallIOOptions {
+    /// The options as `s` gives them.
+    init(_ s: ArgumentScanner) throws(ArgumentScanner.UsageError) {
+        if let a = s.value("audio") { audio = a }
+        if let v = s.value("video") {
+            guard let kind = CallVideoSourceKind(v) else {
+                throw .init(description: "--video takes a Y4M file (.y4m) or a V4L2 device (/dev/videoN), got '\(v)'")
+            }
+            video = kind
+        }
+        output = s.value("output")
+        if let out = output, !out.lowercased().hasSuffix(".wav") { throw .init(description: "--output writes a .wav file, got '\(out)'") }
+        events = s.value("events")
+        tui = !s.flag("no-tui")
+        headset = s.flag("headset")
+    }
 }

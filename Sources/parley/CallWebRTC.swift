@@ -135,12 +135,11 @@ private final class OfferEndpoint {
 /// Serves the offer endpoint on `--listen`, answers the first offer, and runs the call over
 /// its WebRTC transport until the source has been sent and the peer has gone, a DELETE, or a
 /// signal.
-func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, output: String?, videoOutput: String?,
-                    events: String?, tui: Bool, headset: Bool, timeout: Double, offerWait: Double, listen: UInt16,
+func callOverWebRTC(name: String, io: CallIOOptions, videoOutput: String?, timeout: Double, offerWait: Double, listen: UInt16,
                     webRTC w: CallWebRTCOptions,
                     hangUp: @escaping () -> Bool) throws -> Int32 {
     let clock = SystemMediaClock()
-    var camera = try CallCamera(video, clock: clock)
+    var camera = try CallCamera(io.video, clock: clock)
     let local = WebRTCLocal(name: name, sendsVideo: camera != nil)
     let endpoint = try OfferEndpoint(listen: listen, local: local, options: w, clock: clock)
     printError("parley call: waiting for an offer at \(endpoint.url)")
@@ -153,13 +152,13 @@ func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, ou
     }
     printError("parley call: connected over WebRTC")
 
-    let session = makeWebRTCSession(call, audio: audio, output: output, headset: headset, timeout: timeout, clock: clock)
-    let showGrid = tui && isatty(STDOUT_FILENO) == 1
-    let eventsFile = try openSessionEvents(events, session, showGrid: showGrid)
+    let session = makeWebRTCSession(call, io: io, timeout: timeout, clock: clock)
+    let showGrid = io.tui && isatty(STDOUT_FILENO) == 1
+    let eventsFile = try openSessionEvents(io.events, session, showGrid: showGrid)
     let network = session.addTransport(transport)
     try addPeer(call, to: session, network: network, local: local, receiveBitrateKbps: w.receiveBitrateKbps)
-    try addLocalMedia(call, to: session, network: network, local: local, camera: camera.take(), audio: audio, clock: clock)
-    let outputs = try CallOutputs(session: session, audio: output, mixes: false,
+    try addLocalMedia(call, to: session, network: network, local: local, camera: camera.take(), audio: io.audio, clock: clock)
+    let outputs = try CallOutputs(session: session, audio: io.output, mixes: false,
                                   pictureFile: videoOutput.map { out in { _ in (out, 30) } })
     chat?.show(in: session, eventsFile: eventsFile, showGrid: showGrid)
     let peerHeard = try runWebRTCCall(session, name: name, endpoint: endpoint, outputs: outputs, chat: chat, showGrid: showGrid,
@@ -168,7 +167,7 @@ func callOverWebRTC(name: String, audio: String, video: CallVideoSourceKind?, ou
     try? eventsFile?.close()
     try outputs.close()
     try outputs.throwFailure()
-    if let failure = session.localFailure { throw CommandFailure("\(audio): \(failure)") }
+    if let failure = session.localFailure { throw CommandFailure("\(io.audio): \(failure)") }
     if let failure = session.localVideoFailure { throw CommandFailure("video: \(failure)") }
 
     printCallReport(session, to: "\(webRTCPeerName) over WebRTC (\(endpoint.url)), SSRC 0x\(String(local.ssrc, radix: 16))",
@@ -210,13 +209,12 @@ private func awaitConnection(_ transport: WebRTCTransport, endpoint: OfferEndpoi
 
 /// The call session: the negotiated Opus and audio-level extension, one peer, playout to the
 /// device or `--output`.
-private func makeWebRTCSession(_ call: AnsweredOffer, audio: String, output: String?, headset: Bool, timeout: Double,
-                               clock: any MediaClock) -> CallSession {
+private func makeWebRTCSession(_ call: AnsweredOffer, io: CallIOOptions, timeout: Double, clock: any MediaClock) -> CallSession {
     let audioAnswer = call.answer.media.first { $0.kind == "audio" && !$0.isRejected }
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = timeout
     settings.maximumRemotes = 1
-    setPlayout(&settings, audio: audio, output: output, headset: headset)
+    io.setPlayout(&settings)
     settings.receive.payloadType = audioAnswer?.codec(named: "opus", clockRate: 48_000)?.payloadType ?? OpusRTP.defaultPayloadType
     if let levelID = audioAnswer?.extensionID(JSEPExtension.audioLevel) { settings.receive.audioLevelExtensionID = levelID }
     // A browser sets the voice flag from its own detector, or always: talking comes from the

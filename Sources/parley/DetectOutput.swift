@@ -235,10 +235,18 @@ func audacityPath(output: String, participant: String) -> String {
     return dir + last + "-" + safe + ".txt"
 }
 
+/// A participant's figures as the JSON of `parley detect` and `parley report` write them:
+/// `"talk_s": …, "share": …, … "interrupted": …`.
+func participantFiguresJSON(_ p: ParticipantTalkStatistics) -> String {
+    "\"talk_s\": \(fixed(p.talkTime, 3)), \"share\": \(fixed(p.shareOfTalk, 4)), "
+        + "\"fraction_of_meeting\": \(fixed(p.fractionOfMeeting, 4)), \"turns\": \(p.turns), "
+        + "\"longest_turn_s\": \(fixed(p.longestTurn, 3)), \"overlap_s\": \(fixed(p.overlapTime, 3)), "
+        + "\"interruptions\": \(p.interruptionsMade), \"interrupted\": \(p.timesInterrupted)"
+}
+
 /// `json`: schema `parley.detect/1`, documented in `parley detect --help` and docs/detect.md.
 func jsonText(_ recordings: [DetectRecording], version: String, model: VADModel) -> String {
     func num(_ x: Double) -> String { fixed(x, 3) }
-    func ratio(_ x: Double) -> String { fixed(x, 4) }
     var out = "{\n  \"schema\": \"parley.detect/1\",\n  \"parley_version\": \(jsonString(version)),\n"
     out += "  \"vad_model\": \(jsonString(model.rawValue)),\n"
     out += "  \"interruption_window_s\": \(num(MeetingStatistics.defaultInterruptionWindow)),\n"
@@ -268,10 +276,7 @@ func jsonText(_ recordings: [DetectRecording], version: String, model: VADModel)
             out += pi == 0 ? "\n" : ",\n"
             out += "        {\"name\": \(jsonString(p.name)), "
             if let ch = t.channel { out += "\"channel\": \(ch + 1), " }
-            out += "\"talk_s\": \(num(p.talkTime)), \"share\": \(ratio(p.shareOfTalk)), "
-            out += "\"fraction_of_meeting\": \(ratio(p.fractionOfMeeting)), \"turns\": \(p.turns), "
-            out += "\"longest_turn_s\": \(num(p.longestTurn)), \"overlap_s\": \(num(p.overlapTime)), "
-            out += "\"interruptions\": \(p.interruptionsMade), \"interrupted\": \(p.timesInterrupted),\n"
+            out += participantFiguresJSON(p) + ",\n"
             out += "         \"segments\": [" + t.segments.map { "[\(num($0.start)), \(num($0.end))]" }.joined(separator: ", ") + "]}"
         }
         out += st.participants.isEmpty ? "],\n" : "\n      ],\n"

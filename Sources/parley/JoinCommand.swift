@@ -125,14 +125,9 @@ private struct JoinOptions {
     var janus: URL
     var room: UInt64
     var name: String
-    var audio = "default"
-    var video: CallVideoSourceKind?
+    var io = CallIOOptions()
     var pin: String?
-    var events: String?
-    var output: String?
     var outputEach: String?
-    var tui = true
-    var headset = false
     var srtp = false
     var waitFor = 1
     var timeout = 5.0
@@ -178,13 +173,7 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
     var o = JoinOptions(janus: url, room: room, name: name)
     o.audioBridge = plugin == "audiobridge"
     o.muted = s.flag("muted")
-    if let a = s.value("audio") { o.audio = a }
-    if let v = s.value("video") {
-        guard let kind = CallVideoSourceKind(v) else {
-            throw .init(description: "--video takes a Y4M file (.y4m) or a V4L2 device (/dev/videoN), got '\(v)'")
-        }
-        o.video = kind
-    }
+    o.io = try CallIOOptions(s)
     let transport = s.value("transport") ?? "webrtc"
     guard ["webrtc", "rtp"].contains(transport) else {
         throw .init(description: "--transport takes webrtc or rtp, got '\(transport)'")
@@ -211,12 +200,7 @@ private func parseJoinOptions(_ args: [String]) throws(ArgumentScanner.UsageErro
         throw .init(description: "--chat-from: cannot read '\(file)'")
     }
     o.pin = s.value("pin")
-    o.events = s.value("events")
-    o.output = s.value("output")
-    if let out = o.output, !out.lowercased().hasSuffix(".wav") { throw .init(description: "--output writes a .wav file, got '\(out)'") }
     o.outputEach = s.value("output-each")
-    o.tui = !s.flag("no-tui")
-    o.headset = s.flag("headset")
     o.srtp = s.flag("srtp")
     o.waitFor = try s.int("wait-for", default: 1, in: 1...64)
     o.timeout = try s.double("timeout", default: 5, in: 0.2...3_600)
@@ -278,7 +262,7 @@ private func leave(_ room: JanusRoom) {
 private func join(_ o: JoinOptions) throws -> Int32 {
     let clock = SystemMediaClock()
     // The camera first: its size goes into the published stream's description.
-    var camera = try CallCamera(o.video, clock: clock)
+    var camera = try CallCamera(o.io.video, clock: clock)
     let wavRate = try joinWAVRate(o)
     var options = JanusRoom.Options(server: o.janus, room: o.room, name: o.name, plugin: o.audioBridge ? .audioBridge : .videoRoom,
                                     transport: o.webRTC ? .webRTC : .plainRTP)
@@ -297,14 +281,14 @@ private func join(_ o: JoinOptions) throws -> Int32 {
 
     var settings = CallSessionConfiguration()
     settings.remoteTimeout = o.timeout
-    setPlayout(&settings, audio: o.audio, output: o.output, headset: o.headset)
-    let showGrid = o.tui && isatty(STDOUT_FILENO) == 1
+    o.io.setPlayout(&settings)
+    let showGrid = o.io.tui && isatty(STDOUT_FILENO) == 1
     let call: RoomCall
     let eventsFile: FileHandle?
     let outputs: CallOutputs
     do {
         call = try room.makeCall(configuration: settings)
-        eventsFile = try openSessionEvents(o.events, call.session, showGrid: showGrid)
+        eventsFile = try openSessionEvents(o.io.events, call.session, showGrid: showGrid)
         try blocking { try await room.waitForPublishers(o.waitFor, giveUp: { leaveRequested.load(ordering: .relaxed) }) }
         if o.chat { try startChatInput(o, room: room) }
         if let camera = camera.take() {
@@ -313,13 +297,13 @@ private func join(_ o: JoinOptions) throws -> Int32 {
         var send = AudioSendConfiguration()
         if let wavRate {
             send.sampleRate = wavRate
-            try call.publishAudio(WAVFileSource<Int16>(try WAVFileProvider(path: o.audio), clock: clock), configuration: send)
+            try call.publishAudio(WAVFileSource<Int16>(try WAVFileProvider(path: o.io.audio), clock: clock), configuration: send)
         } else {
             let format = try AudioFormat(sampleRate: 16_000, channels: 1)
-            try call.publishAudio(try ALSACapture<Int16>(pcm: o.audio, parameters: ALSAParameters(format: format)))
+            try call.publishAudio(try ALSACapture<Int16>(pcm: o.io.audio, parameters: ALSAParameters(format: format)))
         }
         // Received audio: the mix to a file or the sound card; each participant to its own files.
-        outputs = try CallOutputs(session: call.session, audio: o.output, mixes: true, eachDirectory: o.outputEach,
+        outputs = try CallOutputs(session: call.session, audio: o.io.output, mixes: true, eachDirectory: o.outputEach,
                                   pictureFile: o.outputEach.map { dir in { who in
                                       ((dir as NSString).appendingPathComponent("\(who).y4m"), room.framesPerSecond(of: who) ?? 30)
                                   } })
@@ -409,7 +393,7 @@ private func runJoinedCall(_ o: JoinOptions, call: RoomCall, eventsFile: FileHan
     try outputs.close()
     printJoinReport(call)
     try outputs.throwFailure()
-    if let failure = session.localFailure { throw CommandFailure("\(o.audio): \(failure)") }
+    if let failure = session.localFailure { throw CommandFailure("\(o.io.audio): \(failure)") }
     if let gone {
         printError("parley join: Janus went away during the call: \(gone)")
         return ExitStatus.failure
@@ -509,10 +493,10 @@ private func printJoinReport(_ call: RoomCall) {
 
 /// The sample rate of `--audio` when it is a WAV file (checked: mono, a rate Opus takes).
 private func joinWAVRate(_ o: JoinOptions) throws -> Int? {
-    guard o.audio.lowercased().hasSuffix(".wav") else { return nil }
-    let file = try WAVFileProvider<Int16>(path: o.audio)
+    guard o.io.audio.lowercased().hasSuffix(".wav") else { return nil }
+    let file = try WAVFileProvider<Int16>(path: o.io.audio)
     guard file.format.channels == 1, [8_000, 12_000, 16_000, 24_000, 48_000].contains(file.format.sampleRate) else {
-        throw CommandFailure("\(o.audio): a room takes mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
+        throw CommandFailure("\(o.io.audio): a room takes mono 8, 12, 16, 24 or 48 kHz audio; this WAV is \(file.format.sampleRate) Hz, "
                         + "\(file.format.channels) channels (convert it first)")
     }
     return file.format.sampleRate

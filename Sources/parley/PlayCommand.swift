@@ -28,30 +28,41 @@ let playCommand = Command(
             }
             let periodMs = try s.int("period-ms", default: 10, in: 1...1_000)
             let wav = try WAVReader(path: s.positionals[0])
-            let pcm = s.value("audio") ?? "default"
-            let format = try AudioFormat(sampleRate: wav.format.sampleRate, channels: wav.format.channels)
-            let parameters = ALSAParameters(format: format, periodFrames: max(1, format.sampleRate * periodMs / 1000))
+            let device = ALSAPCMChoice(pcm: s.value("audio") ?? "default",
+                                       format: try AudioFormat(sampleRate: wav.format.sampleRate, channels: wav.format.channels),
+                                       periodMs: periodMs, configPath: s.value("alsa-config"))
             if wav.format.encoding == .int16 {
-                try play(WAVFileProvider<Int16>(reader: wav), pcm: pcm, parameters: parameters,
-                         configPath: s.value("alsa-config"))
+                try play(WAVFileProvider<Int16>(reader: wav), to: device)
             } else {
-                try play(WAVFileProvider<Float>(reader: wav), pcm: pcm, parameters: parameters,
-                         configPath: s.value("alsa-config"))
+                try play(WAVFileProvider<Float>(reader: wav), to: device)
             }
             return ExitStatus.success
         }
     }
 )
 
-/// Opens the ALSA PCM `pcm` (for `parley play` and `parley record`), as defined in the file
-/// `configPath` (`--alsa-config`) when given.
-func openALSA<Stream: ALSAPCMStream & ~Copyable>(_: Stream.Type, pcm: String, parameters: ALSAParameters,
-                                                 configPath: String?) throws(ALSAError) -> Stream {
-    if let configPath {
-        let tree = try ALSAConfigurationTree(contentsOfFile: configPath)
-        return try Stream(pcm: pcm, parameters: parameters, configuration: tree)
+/// The ALSA PCM that `parley play` and `parley record` open: its name, the parameters asked
+/// for, and the file that defines it (`--alsa-config`), if any.
+struct ALSAPCMChoice {
+    var pcm: String
+    var parameters: ALSAParameters
+    var configPath: String?
+
+    /// PCM `pcm` in `format`, with periods of `periodMs` (`--period-ms`).
+    init(pcm: String, format: AudioFormat, periodMs: Int, configPath: String?) {
+        self.pcm = pcm
+        parameters = ALSAParameters(format: format, periodFrames: max(1, format.sampleRate * periodMs / 1000))
+        self.configPath = configPath
     }
-    return try Stream(pcm: pcm, parameters: parameters)
+
+    /// Opens the PCM, as defined in the file `configPath` when given.
+    func open<Stream: ALSAPCMStream & ~Copyable>(_: Stream.Type) throws(ALSAError) -> Stream {
+        if let configPath {
+            let tree = try ALSAConfigurationTree(contentsOfFile: configPath)
+            return try Stream(pcm: pcm, parameters: parameters, configuration: tree)
+        }
+        return try Stream(pcm: pcm, parameters: parameters)
+    }
 }
 
 /// Closes `stream`; returns what the device agreed to and the xruns recovered, for the last line.
@@ -62,21 +73,21 @@ func closeALSA<Stream: ALSAPCMStream & ~Copyable>(_ stream: consuming Stream) th
     return (setup, xruns)
 }
 
-private func play<S: AudioSample>(_ file: consuming WAVFileProvider<S>, pcm: String, parameters: ALSAParameters,
-                                  configPath: String?) throws {
+private func play<S: AudioSample>(_ file: consuming WAVFileProvider<S>, to device: ALSAPCMChoice) throws {
     var provider = file
-    var speaker = try openALSA(ALSAPlayback<S>.self, pcm: pcm, parameters: parameters, configPath: configPath)
+    let format = device.parameters.format
+    var speaker = try device.open(ALSAPlayback<S>.self)
     // Stream the file through one period-sized buffer (nothing is loaded whole).
-    var buffer = [S](repeating: .silence, count: speaker.setup.periodFrames * parameters.format.channels)
+    var buffer = [S](repeating: .silence, count: speaker.setup.periodFrames * format.channels)
     var frames = 0
     while true {
         let n = try buffer.withUnsafeMutableBufferPointer { try provider.readSamples(into: $0) }
         if n == 0 { break }
         try buffer.withUnsafeBufferPointer { try speaker.write(UnsafeBufferPointer(rebasing: $0[0..<n])) }
-        frames += n / parameters.format.channels
+        frames += n / format.channels
     }
     try speaker.drain()
     let (setup, xruns) = try closeALSA(speaker)
-    printError("played \(String(format: "%.3f", Double(frames) / Double(parameters.format.sampleRate))) s to ALSA PCM "
-               + "'\(pcm)' (\(setup)); underruns \(xruns.underruns), suspends \(xruns.suspends)")
+    printError("played \(String(format: "%.3f", Double(frames) / Double(format.sampleRate))) s to ALSA PCM "
+               + "'\(device.pcm)' (\(setup)); underruns \(xruns.underruns), suspends \(xruns.suspends)")
 }

@@ -82,9 +82,9 @@ private func runRecord(_ s: ArgumentScanner) throws -> Int32 {
         let rate = try s.int("rate", default: 48_000, in: 1_000...384_000)
         let channels = try s.int("channels", default: 1, in: 1...32)
         let periodMs = try s.int("period-ms", default: 10, in: 1...1_000)
-        let options = AudioRecordOptions(pcm: audio, format: try AudioFormat(sampleRate: rate, channels: channels),
-                                         periodFrames: max(1, rate * periodMs / 1000), seconds: seconds,
-                                         output: output, configPath: s.value("alsa-config"), quiet: s.flag("quiet"))
+        let device = ALSAPCMChoice(pcm: audio, format: try AudioFormat(sampleRate: rate, channels: channels),
+                                   periodMs: periodMs, configPath: s.value("alsa-config"))
+        let options = AudioRecordOptions(device: device, seconds: seconds, output: output, quiet: s.flag("quiet"))
         if s.flag("float") {
             try recordAudio(Float.self, options)
         } else {
@@ -128,24 +128,20 @@ private func runRecord(_ s: ArgumentScanner) throws -> Int32 {
 }
 
 struct AudioRecordOptions {
-    var pcm: String
-    var format: AudioFormat
-    var periodFrames: Int
+    var device: ALSAPCMChoice
     var seconds: Double
     var output: String
-    var configPath: String?
     var quiet: Bool
 }
 
 private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) throws {
-    var mic = try openALSA(ALSACapture<S>.self, pcm: o.pcm,
-                           parameters: ALSAParameters(format: o.format, periodFrames: o.periodFrames),
-                           configPath: o.configPath)
-    var writer = try ParleyMedia.WAVWriter(path: o.output, format: WAVFormat(sampleRate: o.format.sampleRate, channels: o.format.channels,
+    var mic = try o.device.open(ALSACapture<S>.self)
+    let format = o.device.parameters.format
+    var writer = try ParleyMedia.WAVWriter(path: o.output, format: WAVFormat(sampleRate: format.sampleRate, channels: format.channels,
                                                                  encoding: S.self == Float.self ? .float32 : .int16))
-    let total = Int((o.seconds * Double(o.format.sampleRate)).rounded())
+    let total = Int((o.seconds * Double(format.sampleRate)).rounded())
     var frame = mic.makeFrame()
-    var meter = DeviceLevelMeter(format: o.format, framesPerRead: frame.samplesPerChannel,
+    var meter = DeviceLevelMeter(format: format, framesPerRead: frame.samplesPerChannel,
                                  totalSeconds: o.seconds, quiet: o.quiet)
     var done = 0
     while done < total {
@@ -155,11 +151,11 @@ private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) thr
         } else {
             // The tail: exactly the samples still wanted, so the file has R*S samples.
             try frame.withUnsafeMutableSamples { buf in
-                try mic.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<(n * o.format.channels)]))
+                try mic.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<(n * format.channels)]))
             }
         }
         try frame.samples.withUnsafeBufferPointer { buf in
-            let part = UnsafeBufferPointer(rebasing: buf[0..<(n * o.format.channels)])
+            let part = UnsafeBufferPointer(rebasing: buf[0..<(n * format.channels)])
             if S.self == Float.self {
                 try writer.write(UnsafeBufferPointer(start: UnsafeRawPointer(part.baseAddress)?.assumingMemoryBound(to: Float.self),
                                                      count: part.count))
@@ -169,13 +165,13 @@ private func recordAudio<S: AudioSample>(_: S.Type, _ o: AudioRecordOptions) thr
             }
         }
         done += n
-        meter.update(frame, elapsedSeconds: Double(done) / Double(o.format.sampleRate))
+        meter.update(frame, elapsedSeconds: Double(done) / Double(format.sampleRate))
     }
     meter.finish()
     try writer.close()
     let (setup, xruns) = try closeALSA(mic)
-    printError("recorded \(String(format: "%.3f", Double(done) / Double(o.format.sampleRate))) s (\(done) samples per channel) "
-               + "from ALSA PCM '\(o.pcm)' (\(setup)) to \(o.output); overruns \(xruns.overruns), suspends \(xruns.suspends)")
+    printError("recorded \(String(format: "%.3f", Double(done) / Double(format.sampleRate))) s (\(done) samples per channel) "
+               + "from ALSA PCM '\(o.device.pcm)' (\(setup)) to \(o.output); overruns \(xruns.overruns), suspends \(xruns.suspends)")
 }
 
 struct VideoRecordOptions {

@@ -4,6 +4,7 @@
 
 import Foundation
 import ParleyCore
+import ParleyDetect
 
 /// `parley report`.
 let reportCommand = Command(
@@ -44,19 +45,6 @@ enum ReportStatus: String, Sendable {
     case ok, partial, failed, unreadable
 }
 
-/// One participant's figures, as `parley detect` wrote them.
-struct ReportParticipant: Sendable, Decodable {
-    var name: String
-    var talkS: Double
-    var share: Double
-    var fractionOfMeeting: Double
-    var turns: Int
-    var longestTurnS: Double
-    var overlapS: Double
-    var interruptions: Int
-    var interrupted: Int
-}
-
 /// One recording of a report: a result in DIR, or a failed.tsv entry without one.
 struct ReportRecording: Sendable {
     /// The input's path, or the meeting's name.
@@ -68,11 +56,12 @@ struct ReportRecording: Sendable {
     var duration: Double?
     var talk: Double?
     var overlap: Double?
-    var participants: [ReportParticipant] = []
+    /// Each participant's figures, as `parley detect` wrote them.
+    var participants: [ParticipantTalkStatistics] = []
     var interruptionCount = 0
 
     var turns: Int { participants.reduce(0) { $0 + $1.turns } }
-    var longestTurn: Double { participants.map(\.longestTurnS).max() ?? 0 }
+    var longestTurn: Double { participants.map(\.longestTurn).max() ?? 0 }
 }
 
 /// The part of a `parley.detect/1` document a report reads.
@@ -88,12 +77,17 @@ private struct DetectResultDocument: Decodable {
 
     struct Recording: Decodable {
         var name: String
-        var durationS: Double
-        var talkingS: Double
-        var overlapS: Double
+        var duration: Double
+        var talking: Double
+        var overlap: Double
         var files: [File]
-        var participants: [ReportParticipant]
+        var participants: [ParticipantTalkStatistics]
         var interruptions: [Interruption]
+
+        enum CodingKeys: String, CodingKey {
+            case name, files, participants, interruptions
+            case duration = "duration_s", talking = "talking_s", overlap = "overlap_s"
+        }
     }
 
     var schema: String
@@ -116,7 +110,6 @@ func readReport(directory: String) throws(CommandFailure) -> [ReportRecording] {
         throw CommandFailure("\(directory): cannot list: \(error.localizedDescription)")
     }
     let decoder = JSONDecoder()
-    decoder.keyDecodingStrategy = .convertFromSnakeCase
     var out: [ReportRecording] = []
     var byKey: [String: [Int]] = [:]
     for name in names where name.hasSuffix(".json") && !name.hasPrefix(".parley-") {
@@ -154,7 +147,7 @@ func readReport(directory: String) throws(CommandFailure) -> [ReportRecording] {
             out.append(ReportRecording(
                 recording: key, status: problems.isEmpty ? .ok : .partial, result: name,
                 error: problems.isEmpty ? nil : problems.joined(separator: "; "),
-                duration: r.durationS, talk: r.talkingS, overlap: r.overlapS,
+                duration: r.duration, talk: r.talking, overlap: r.overlap,
                 participants: r.participants, interruptionCount: r.interruptions.count))
         }
     }
@@ -244,9 +237,9 @@ func reportCSV(_ recordings: [ReportRecording]) -> String {
                       has ? "\(r.interruptionCount)" : "", "", csvField(r.result ?? ""), csvField(r.error ?? "")]
         out += fields.joined(separator: ",") + "\n"
         for p in r.participants {
-            let fields = [csvField(r.recording), csvField(p.name), r.status.rawValue, num(r.duration), num(p.talkS),
-                          ratio(p.share), ratio(p.fractionOfMeeting), "\(p.turns)", num(p.longestTurnS), num(p.overlapS),
-                          "\(p.interruptions)", "\(p.interrupted)", csvField(r.result ?? ""), ""]
+            let fields = [csvField(r.recording), csvField(p.name), r.status.rawValue, num(r.duration), num(p.talkTime),
+                          ratio(p.shareOfTalk), ratio(p.fractionOfMeeting), "\(p.turns)", num(p.longestTurn), num(p.overlapTime),
+                          "\(p.interruptionsMade)", "\(p.timesInterrupted)", csvField(r.result ?? ""), ""]
             out += fields.joined(separator: ",") + "\n"
         }
     }
@@ -256,7 +249,6 @@ func reportCSV(_ recordings: [ReportRecording]) -> String {
 /// The JSON document, schema `parley.report/1` (fields in `parley report --help`).
 func reportJSON(_ recordings: [ReportRecording], directory: String, version: String) -> String {
     func num(_ x: Double?) -> String { x.map { fixed($0, 3) } ?? "null" }
-    func ratio(_ x: Double) -> String { fixed(x, 4) }
     let t = ReportTotals(recordings)
     var out = "{\n  \"schema\": \"parley.report/1\",\n  \"parley_version\": \(jsonString(version)),\n"
     out += "  \"directory\": \(jsonString(directory)),\n"
@@ -273,10 +265,7 @@ func reportJSON(_ recordings: [ReportRecording], directory: String, version: Str
         out += "\"turns\": \(has ? "\(r.turns)" : "null"), \"interruptions\": \(has ? "\(r.interruptionCount)" : "null"),\n"
         out += "     \"participants\": ["
         out += r.participants.map { p in
-            "{\"name\": \(jsonString(p.name)), \"talk_s\": \(num(p.talkS)), \"share\": \(ratio(p.share)), "
-                + "\"fraction_of_meeting\": \(ratio(p.fractionOfMeeting)), \"turns\": \(p.turns), "
-                + "\"longest_turn_s\": \(num(p.longestTurnS)), \"overlap_s\": \(num(p.overlapS)), "
-                + "\"interruptions\": \(p.interruptions), \"interrupted\": \(p.interrupted)}"
+            "{\"name\": \(jsonString(p.name)), " + participantFiguresJSON(p) + "}"
         }.joined(separator: ",\n       ")
         out += "]}"
     }
@@ -302,20 +291,20 @@ func reportSVG(_ recordings: [ReportRecording], version: String) -> String {
         for r in recordings {
             body += "<text x=\"8\" y=\"\(px(y + 15))\" class=\"name\">\(xmlEscaped(shortened(r.recording, 44)))</text>\n"
             body += "<rect x=\"\(px(label))\" y=\"\(px(y))\" width=\"\(px(plot))\" height=\"20\" class=\"lane\"/>\n"
-            if !r.participants.contains(where: { $0.share > 0 }) {
+            if !r.participants.contains(where: { $0.shareOfTalk > 0 }) {
                 let why = r.status == .failed || r.status == .unreadable ? r.status.rawValue
                     : r.participants.isEmpty ? "no participants" : "no talk"
                 body += "<text x=\"\(px(label + 6))\" y=\"\(px(y + 15))\" class=\"note\">\(why)</text>\n"
             }
             var x = label
             for (i, p) in r.participants.enumerated() {
-                let w = plot * max(0, min(1, p.share))
-                let tip = "\(p.name): \(percent(p.share)) of talk, \(clock(p.talkS))"
+                let w = plot * max(0, min(1, p.shareOfTalk))
+                let tip = "\(p.name): \(percent(p.shareOfTalk)) of talk, \(clock(p.talkTime))"
                 body += "<rect x=\"\(px(x))\" y=\"\(px(y))\" width=\"\(px(w))\" height=\"20\" "
                     + "fill=\"\(participantPalette[i % participantPalette.count])\"><title>\(xmlEscaped(tip))</title></rect>\n"
                 if w >= 60 {
                     body += "<text x=\"\(px(x + 4))\" y=\"\(px(y + 14))\" class=\"bar\">"
-                        + "\(xmlEscaped(shortened(p.name, Int(w / 7) - 6))) \(percent(p.share))</text>\n"
+                        + "\(xmlEscaped(shortened(p.name, Int(w / 7) - 6))) \(percent(p.shareOfTalk))</text>\n"
                 }
                 x += w
             }
@@ -327,7 +316,7 @@ func reportSVG(_ recordings: [ReportRecording], version: String) -> String {
     } else {
         var shares: [Double] = [], fractions: [Double] = []
         for r in recordings {
-            shares += r.participants.map(\.share)
+            shares += r.participants.map(\.shareOfTalk)
             if let d = r.duration, d > 0, let talk = r.talk { fractions.append(talk / d) }
         }
         body += histogramSVG(shares, title: "share of talk per participant (\(shares.count) participants)",

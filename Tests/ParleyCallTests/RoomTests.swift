@@ -4,7 +4,7 @@ import Testing
 import ParleyJitter
 @testable import ParleyCall
 import ParleyDetect
-import ParleySimulation
+@testable import ParleySimulation
 
 private let conversation = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("SampleMedia/conversation")

@@ -1,5 +1,5 @@
 import Testing
-import ParleyDetect
+@testable import ParleyDetect
 
 private func seg(_ s: Double, _ e: Double) -> TalkSegment { try! TalkSegment(start: s, end: e) }
 
