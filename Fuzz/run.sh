@@ -26,33 +26,50 @@ if [ ${#targets[@]} -eq 0 ]; then
   for dir in Fuzz/targets/*/; do targets+=("$(basename "$dir")"); done
 fi
 # --ci: a total run-time budget (default 90 s) shared by the targets, at least 5 s each,
-# so CI time stays bounded as targets are added (builds come on top, ~10-30 s per target).
+# so CI time stays bounded as targets are added (the builds, ~5 s per target, overlap the runs).
 if [ $ci -eq 1 ]; then
   seconds=$(( ${FUZZ_CI_TOTAL_SECONDS:-90} / ${#targets[@]} ))
   [ $seconds -lt 5 ] && seconds=5
 fi
 
 status=0
-for name in "${targets[@]}"; do
-  dir="Fuzz/targets/$name"
-  if [ ! -f "$dir/main.swift" ] || [ ! -f "$dir/sources.txt" ]; then
-    echo "fuzz: $dir needs main.swift and sources.txt" >&2; status=1; continue
-  fi
-  out=".build/fuzz/$name"
+# Builds one target into .build/fuzz/<name>/fuzzer; leaves "built" or "failed" beside it.
+build() {
+  local name=$1 dir="Fuzz/targets/$1" out=".build/fuzz/$1"
   mkdir -p "$out"
+  rm -f "$out/built" "$out/failed"
+  if [ ! -f "$dir/main.swift" ] || [ ! -f "$dir/sources.txt" ]; then
+    echo "fuzz: $dir needs main.swift and sources.txt" >&2; touch "$out/failed"; return
+  fi
   # sources.txt: one path per line, relative to the repository root; '#' starts a comment.
+  local sources=() flags=()
   mapfile -t sources < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$dir/sources.txt" | grep -v '^$')
   # flags.txt (optional): extra swiftc flags, e.g. a C module's include path and its library.
-  flags=()
   [ -f "$dir/flags.txt" ] && mapfile -t flags < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$dir/flags.txt" | grep -v '^$')
   echo "fuzz: building $name (${#sources[@]} source files)"
   # ld.gold prints harmless "Cannot export local symbol '__asan_...'" lines; hide only those.
   if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -package-name parley -module-name "Fuzz_${name//[^A-Za-z0-9_]/_}" \
         "${flags[@]}" "${sources[@]}" "$dir/main.swift" -o "$out/fuzzer" 2> "$out/build.log"; then
     grep -v "Cannot export local symbol" "$out/build.log" >&2 || true
-    echo "fuzz: $name failed to build" >&2; status=1; continue
+    echo "fuzz: $name failed to build" >&2; touch "$out/failed"; return
   fi
   grep -v "Cannot export local symbol" "$out/build.log" | grep -E "warning:|error:" >&2 || true
+  touch "$out/built"
+}
+
+# The targets are built one after another in the background while the built ones run (a
+# compile and a fuzzer each keep one core busy), so the builds cost little on top.
+for name in "${targets[@]}"; do rm -f ".build/fuzz/$name/built" ".build/fuzz/$name/failed"; done
+( for name in "${targets[@]}"; do build "$name"; done ) &
+builder=$!
+for name in "${targets[@]}"; do
+  dir="Fuzz/targets/$name"
+  out=".build/fuzz/$name"
+  while [ ! -e "$out/built" ] && [ ! -e "$out/failed" ]; do
+    kill -0 "$builder" 2>/dev/null || [ -e "$out/built" ] || [ -e "$out/failed" ] || { echo "fuzz: the build of $name stopped" >&2; break; }
+    sleep 0.2
+  done
+  if [ ! -e "$out/built" ]; then status=1; continue; fi
   # New inputs go to a scratch corpus under .build; the seed corpus in the repo is only read.
   rm -rf "$out/corpus"; mkdir -p "$out/corpus" "$dir/corpus"
   echo "fuzz: running $name for ${seconds}s on $(ls "$dir/corpus" | wc -l) seeds"
@@ -64,4 +81,5 @@ for name in "${targets[@]}"; do
   fi
   grep -E "stat::number_of_executed_units|DONE" "$out/run.log" | tr '\n' ' ' | sed "s/^/fuzz: $name ok: /"; echo
 done
+wait "$builder"
 exit $status
