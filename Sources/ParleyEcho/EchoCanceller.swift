@@ -64,8 +64,8 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
     public var farEndFrames = 0
     /// Frames judged echo only (far end active, near end not).
     public var echoOnlyFrames = 0
-    /// The last bulk delay the estimator measured from the played stream to the capture, ms
-    /// (nil before its first confident estimate).
+    /// The bulk delay from the played stream to the capture in use, ms: the estimator's, once
+    /// confident estimates agree (nil before).
     public var estimatedDelayMs: Double?
     /// How far back from the aligned played stream the reference handed to the AEC is taken, ms.
     public var filterOffsetMs = 0.0
@@ -81,7 +81,9 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// (``process(_:)``). The two streams run on different clocks and the device buffers delay
 /// the played audio by an unknown amount: the capture is aligned to the played stream by a
 /// bulk-delay estimator (normalised cross-correlation of 5 ms amplitude envelopes over the last
-/// 2 s, every 250 ms, searching 0...``EchoCancellerConfiguration/maximumDelayMs``), and the
+/// 2 s, every 250 ms, searching 0...``EchoCancellerConfiguration/maximumDelayMs``; only strong,
+/// sharp peaks count, and a change of more than 20 ms must hold for 2 s, so the near end's
+/// talk does not move it), and the
 /// reference handed to the AEC is moved (to 32 ms before the direct path) only when the echo's
 /// direct path comes before it or more than 120 ms after it, so that drift of a few hundred ppm
 /// is followed without the filter starting over (the AEC's own delay-agnostic estimator and
