@@ -233,7 +233,7 @@ private func runCall(_ args: [String]) -> Int32 {
     }
 }
 
-/// A failure of `parley call` with its message.
+/// A plain-RTP call (`--transport rtp`), SRTP unless `--no-srtp`.
 private func call(_ o: CallOptions) throws -> Int32 {
     let clock = SystemMediaClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
