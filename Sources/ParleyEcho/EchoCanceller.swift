@@ -139,8 +139,6 @@ public final class EchoCanceller {
     private let correlation: UnsafeMutableBufferPointer<Float>
     private var candidate: Int?
     private var agreeing = 0
-    /// The delay in use, samples (nil before the first).
-    private var accepted: Int?
 
     // Far-end and double-talk state, dB.
     private var farLevelDb: Float = -120
@@ -414,11 +412,11 @@ public final class EchoCanceller {
         // The first delay takes two; a change of more than 20 ms from the one in use takes 2 s
         // of them (a near end talking over the far end can give a confident peak by chance for a
         // few windows, not for eight in a row); drift, a few ms a minute, takes one.
-        let needed = accepted.map { abs($0 - delay) <= 4 * blockSamples ? 1 : Self.changeEstimates } ?? 2
-        guard agreeing >= needed else { return }
-        accepted = delay
-        statistics.estimatedDelayMs = Double(delay) * 1000 / Double(configuration.sampleRate)
         let rate = configuration.sampleRate
+        let inUse = statistics.estimatedDelayMs.map { Int(($0 * Double(rate) / 1000).rounded()) }
+        let needed = inUse.map { abs($0 - delay) <= 4 * blockSamples ? 1 : Self.changeEstimates } ?? 2
+        guard agreeing >= needed else { return }
+        statistics.estimatedDelayMs = Double(delay) * 1000 / Double(rate)
         let margin = rate * 32 / 1000
         if delay < offset || delay > offset + rate * 120 / 1000 {
             offset = max(0, delay - margin)
