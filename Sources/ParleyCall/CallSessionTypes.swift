@@ -64,16 +64,6 @@ public struct CallSessionConfiguration: Sendable {
     public var cancelsEcho: Bool { echoCancellation ?? (playout == .loudspeaker) }
 }
 
-/// Where a call's received audio is played.
-public enum AudioPlayout: Sendable, Hashable {
-    /// A loudspeaker the local microphone hears (a laptop without a headset).
-    case loudspeaker
-    /// Headphones or a headset: the microphone does not hear the playout.
-    case headset
-    /// A file, or nowhere: nothing is heard.
-    case file
-}
-
 /// A remote participant known before its first packet (from signalling: an SDP, a server's
 /// event), so that it joins under its name and its video is received.
 public struct RemoteParticipant: Sendable, Hashable {
@@ -225,4 +215,14 @@ public struct LocalVideoConfiguration: Sendable, Hashable {
 
     /// The defaults described on each property.
     public init() {}
+}
+
+/// Where a call's received audio is played.
+public enum AudioPlayout: Sendable, Hashable {
+    /// A loudspeaker the local microphone hears (a laptop without a headset).
+    case loudspeaker
+    /// Headphones or a headset: the microphone does not hear the playout.
+    case headset
+    /// A file, or nowhere: nothing is heard.
+    case file
 }

@@ -1,15 +1,5 @@
 // Frame scheduling: audio at its packet time, video at its frame rate, on one media clock.
 
-/// What a stream does with late deadlines.
-public enum LatePolicy: Sendable, Hashable {
-    /// Every due frame is produced, late or not (audio: samples are never silently dropped; a
-    /// late scheduler catches up and the lateness is counted).
-    case catchUp
-    /// Only the newest due frame is produced; the older ones are dropped and counted (video: a
-    /// late picture is worse than a skipped one, and queueing them would add delay).
-    case dropLate
-}
-
 /// Counters of one paced stream.
 public struct PacerStatistics: Sendable, Hashable {
     /// Frames produced (handed to the stream's handler).
@@ -171,4 +161,14 @@ public enum FramePacerError: Error, Sendable, Equatable, CustomStringConvertible
         case let .periodNotPositive(p): "frame period \(p) ns is not positive and finite"
         }
     }
+}
+
+/// What a stream does with late deadlines.
+public enum LatePolicy: Sendable, Hashable {
+    /// Every due frame is produced, late or not (audio: samples are never silently dropped; a
+    /// late scheduler catches up and the lateness is counted).
+    case catchUp
+    /// Only the newest due frame is produced; the older ones are dropped and counted (video: a
+    /// late picture is worse than a skipped one, and queueing them would add delay).
+    case dropLate
 }

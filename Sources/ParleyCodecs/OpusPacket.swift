@@ -6,16 +6,6 @@
 import ParleyCore
 #endif
 
-/// The coding mode of an Opus packet (RFC 6716 §3.1, TOC configurations 0-11, 12-15, 16-31).
-public enum OpusMode: Hashable, Sendable {
-    /// SILK only: speech, up to wideband.
-    case silk
-    /// SILK below 8 kHz plus CELT above: super-wideband or fullband speech.
-    case hybrid
-    /// CELT only: music and low-delay.
-    case celt
-}
-
 /// What an Opus packet holds, read without decoding it (for the jitter buffer and RTP).
 ///
 /// Parsing validates the whole framing of RFC 6716 §3 (TOC byte, frame-count byte, padding,
@@ -222,4 +212,14 @@ public struct OpusPacketInfo: Hashable, Sendable {
         }
         self = try result.get()
     }
+}
+
+/// The coding mode of an Opus packet (RFC 6716 §3.1, TOC configurations 0-11, 12-15, 16-31).
+public enum OpusMode: Hashable, Sendable {
+    /// SILK only: speech, up to wideband.
+    case silk
+    /// SILK below 8 kHz plus CELT above: super-wideband or fullband speech.
+    case hybrid
+    /// CELT only: music and low-delay.
+    case celt
 }

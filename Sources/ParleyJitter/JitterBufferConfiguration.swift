@@ -154,16 +154,6 @@ public enum JitterPutOutcome: Sendable, Hashable {
     case discarded(JitterDiscardReason)
 }
 
-/// Why a packet was discarded.
-public enum JitterDiscardReason: Sendable, Hashable {
-    /// Empty or larger than ``JitterBufferConfiguration/maximumPayloadBytes``.
-    case badPayloadSize
-    /// A sequence number far from the stream's, held for restart probation (RFC 3550 A.1).
-    case strayPacket
-    /// Too far ahead of the playout point for the ring.
-    case overflow
-}
-
 /// A packet whose first sample was emitted by the last `get`.
 public struct JitterPlayedPacket: Sendable, Hashable {
     /// The caller's tag given to `put`.
@@ -182,4 +172,14 @@ public enum JitterFrameKind: Sendable, Hashable {
     case normal
     /// Some samples were concealed.
     case concealed
+}
+
+/// Why a packet was discarded.
+public enum JitterDiscardReason: Sendable, Hashable {
+    /// Empty or larger than ``JitterBufferConfiguration/maximumPayloadBytes``.
+    case badPayloadSize
+    /// A sequence number far from the stream's, held for restart probation (RFC 3550 A.1).
+    case strayPacket
+    /// Too far ahead of the playout point for the ring.
+    case overflow
 }

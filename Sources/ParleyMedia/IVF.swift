@@ -1,13 +1,5 @@
 // Pure Swift (no C imports): compiled standalone by the fuzz targets in Fuzz/.
 
-/// The codecs an IVF file can carry here (the header's FourCC).
-public enum IVFCodec: String, Sendable, Hashable {
-    /// `VP80`.
-    case vp8 = "VP80"
-    /// `VP90`.
-    case vp9 = "VP90"
-}
-
 /// The 32-byte IVF file header.
 ///
 /// ```
@@ -187,4 +179,12 @@ public struct IVFWriter {
         try sink.write(bytes: c.bytes)
         try sink.close()
     }
+}
+
+/// The codecs an IVF file can carry here (the header's FourCC).
+public enum IVFCodec: String, Sendable, Hashable {
+    /// `VP80`.
+    case vp8 = "VP80"
+    /// `VP90`.
+    case vp9 = "VP90"
 }

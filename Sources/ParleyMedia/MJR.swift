@@ -1,15 +1,5 @@
 // Pure Swift (no C imports): compiled standalone by the fuzz targets in Fuzz/.
 
-/// The kind of stream a Janus recording holds (its header's `t`).
-public enum MJRStreamKind: String, Sendable, Hashable {
-    /// `"a"`: audio RTP packets.
-    case audio = "a"
-    /// `"v"`: video RTP packets.
-    case video = "v"
-    /// `"d"`: data channel messages, each after an 8-byte wall-clock time.
-    case data = "d"
-}
-
 /// The header of a Janus recording (`.mjr`): what its JSON info header says.
 public struct MJRHeader: Sendable, Hashable {
     /// The file format version: 1 (`MJR00001`, packets without arrival times) or 2 (`MJR00002`).
@@ -415,4 +405,14 @@ struct MJRJSONScanner {
         }
         return v
     }
+}
+
+/// The kind of stream a Janus recording holds (its header's `t`).
+public enum MJRStreamKind: String, Sendable, Hashable {
+    /// `"a"`: audio RTP packets.
+    case audio = "a"
+    /// `"v"`: video RTP packets.
+    case video = "v"
+    /// `"d"`: data channel messages, each after an 8-byte wall-clock time.
+    case data = "d"
 }

@@ -3,19 +3,6 @@
 import ParleyCore
 #endif
 
-/// The 4:2:0 chroma sitings a Y4M file can declare (the `C` header parameter). All are stored
-/// the same way (I420 planes); only the chroma sample position differs.
-public enum Y4MColourspace: String, Sendable, Hashable, CaseIterable {
-    /// `C420jpeg`: chroma centred (JPEG/MPEG-1); the default when `C` is absent.
-    case c420jpeg = "420jpeg"
-    /// `C420paldv`: PAL-DV siting.
-    case c420paldv = "420paldv"
-    /// `C420mpeg2`: MPEG-2 siting (left-aligned horizontally).
-    case c420mpeg2 = "420mpeg2"
-    /// `C420`: unspecified 4:2:0.
-    case c420 = "420"
-}
-
 /// A Y4M stream header: `YUV4MPEG2 W<w> H<h> F<n>:<d> I<i> A<n>:<d> C<cs> X<...>`.
 public struct Y4MHeader: Sendable, Hashable {
     /// Luma width and height in pixels.
@@ -284,4 +271,17 @@ public struct Y4MWriter {
 
     /// Closes the sink.
     public func close() throws(MediaFileError) { try sink.close() }
+}
+
+/// The 4:2:0 chroma sitings a Y4M file can declare (the `C` header parameter). All are stored
+/// the same way (I420 planes); only the chroma sample position differs.
+public enum Y4MColourspace: String, Sendable, Hashable, CaseIterable {
+    /// `C420jpeg`: chroma centred (JPEG/MPEG-1); the default when `C` is absent.
+    case c420jpeg = "420jpeg"
+    /// `C420paldv`: PAL-DV siting.
+    case c420paldv = "420paldv"
+    /// `C420mpeg2`: MPEG-2 siting (left-aligned horizontally).
+    case c420mpeg2 = "420mpeg2"
+    /// `C420`: unspecified 4:2:0.
+    case c420 = "420"
 }

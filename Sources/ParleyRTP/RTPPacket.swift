@@ -247,16 +247,6 @@ public struct RTPHeaderExtension: Equatable, Sendable {
     }
 }
 
-/// Which RFC 8285 form a header's extension block is written in.
-public enum RTPExtensionForm: Equatable, Sendable {
-    /// One-byte form when every element fits it (ID 1...14, 1...16 bytes), else two-byte.
-    case automatic
-    /// Always the one-byte form (profile 0xBEDE).
-    case oneByte
-    /// Always the two-byte form (profile 0x1000).
-    case twoByte
-}
-
 /// An RTP header to serialise (the owning counterpart of ``RTPPacketView``).
 ///
 /// Reuse one value per stream and change `sequenceNumber`, `timestamp`, `marker` and extension
@@ -447,4 +437,14 @@ extension RTPPacketView {
             return try body(view)
         }
     }
+}
+
+/// Which RFC 8285 form a header's extension block is written in.
+public enum RTPExtensionForm: Equatable, Sendable {
+    /// One-byte form when every element fits it (ID 1...14, 1...16 bytes), else two-byte.
+    case automatic
+    /// Always the one-byte form (profile 0xBEDE).
+    case oneByte
+    /// Always the two-byte form (profile 0x1000).
+    case twoByte
 }

@@ -10,15 +10,6 @@ import ParleySCTP
 import ParleySDP
 import ParleySRTP
 
-/// Which side of the offer/answer exchange a transport is on.
-public enum WebRTCTransportRole: Sendable, Hashable {
-    /// Sends the offer: ICE's controlling agent; its DTLS role follows the answer's `a=setup`.
-    case offerer
-    /// Answers: ICE's controlled agent; its DTLS role follows the offer's `a=setup`
-    /// (`DTLSRole/answering(offeredSetup:)`).
-    case answerer
-}
-
 /// Where a ``WebRTCTransport`` is.
 public enum WebRTCTransportState: Sendable, Equatable {
     /// ICE checks or the DTLS handshake under way; sends are dropped (counted).
@@ -432,4 +423,13 @@ public final class WebRTCTransport: PacketTransport {
         dataChannels?.shutdown()
         state = .failed(error)
     }
+}
+
+/// Which side of the offer/answer exchange a transport is on.
+public enum WebRTCTransportRole: Sendable, Hashable {
+    /// Sends the offer: ICE's controlling agent; its DTLS role follows the answer's `a=setup`.
+    case offerer
+    /// Answers: ICE's controlled agent; its DTLS role follows the offer's `a=setup`
+    /// (`DTLSRole/answering(offeredSetup:)`).
+    case answerer
 }
