@@ -71,6 +71,10 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
     public var filterOffsetMs = 0.0
     /// Times the reference was moved to follow the delay.
     public var realignments = 0
+    /// How much faster the capture's clock runs than the playout's, parts per million, as the
+    /// drift tracker has found it (0 until it has measured any); the reference handed to the
+    /// AEC is resampled by it.
+    public var captureDriftPpm = 0.0
     public init() {}
 }
 
@@ -85,10 +89,14 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// sharp peaks count, and a change of more than 20 ms must hold for 2 s, so the near end's
 /// talk does not move it), and the
 /// reference handed to the AEC is moved (to 32 ms before the direct path) only when the echo's
-/// direct path comes before it or more than 120 ms after it, so that drift of a few hundred ppm
-/// is followed without the filter starting over (the AEC's own delay-agnostic estimator and
-/// extended filter take the rest). WebRTC's AEC removes the linear echo and suppresses what is
-/// left.
+/// direct path comes before it or more than 120 ms after it. The clocks' drift is followed by
+/// resampling the reference (a 16-tap windowed sinc): a tracker cross-correlates the capture
+/// with the reference at the lags around the echo's main one, finds that lag to a fraction of a
+/// sample over each second of far-end activity, and takes the drift
+/// (``EchoCancellerStatistics/captureDriftPpm``, up to 200 ppm) from the slope of the last 16
+/// such lags. Without it, the filter is a fraction of a sample off after each pause of the far
+/// end (0.8 samples after 0.5 s at 100 ppm), and cancels little above 1 kHz until it adapts.
+/// WebRTC's AEC removes the linear echo and suppresses what is left.
 ///
 /// Each frame also says whether it is **echo only** (``isEchoOnly(frame:)``): the far end was
 /// active (its loudest frame whose echo may be arriving, held with a room's decay, above
@@ -114,8 +122,31 @@ public final class EchoCanceller {
     private var captured: Int64 = 0
     /// Played index aligned with capture index 0 (nil before the first capture).
     private var base: Int64?
-    /// How far back from the aligned played index the reference is taken, samples.
-    private var offset = 0
+    /// The played position (fractional) of the reference for the next capture sample.
+    private var referencePosition = 0.0
+    /// Played samples a capture sample: the two clocks' ratio, as the drift tracker has found it.
+    private var step = 1.0
+    /// How far back from the nominally aligned played index the reference is taken, samples.
+    private var offset: Double { base.map { Double($0 + captured) - referencePosition } ?? 0 }
+    private let interpolation: UnsafeMutableBufferPointer<Float>
+    // The drift tracker: cross-correlation of the capture with the reference fed to the AEC at
+    // lags around the echo's main one, over windows of the far end's activity.
+    private let fed: UnsafeMutableBufferPointer<Float>
+    private var fedCount = 0
+    private let crossCorrelation: UnsafeMutableBufferPointer<Double>
+    private let window: UnsafeMutableBufferPointer<Float>
+    private var trackedLag: Int?
+    private var searchHalfWidth = 0
+    private var windowFrames = 0
+    private var windowMicEnergy = 0.0
+    private var windowRefEnergy = 0.0
+    private var windowOffset = 0.0
+    private var windowPosition = 0.0
+    private var windowsWithoutPeak = 0
+    /// The lag the echo would have without the resampling (the measured one plus ``offset``),
+    /// by window: its slope is the drift.
+    private let unresampledLags: UnsafeMutableBufferPointer<(at: Double, lag: Double)>
+    private var lagCount = 0
     private let reference: UnsafeMutableBufferPointer<Float>
     private let near: UnsafeMutableBufferPointer<Float>
     private let cancelled: UnsafeMutableBufferPointer<Float>
@@ -186,12 +217,36 @@ public final class EchoCanceller {
         farHistory = .filled(64, with: -120)
         correlation = .filled(maxLagBlocks + 1, with: 0)
         farDecayDbPerFrame = 60 / Float(Self.echoTailMs) * 10
+        interpolation = .filled((Self.phases + 1) * Self.taps, with: 0)
+        let half = Self.taps / 2
+        for p in 0...Self.phases {
+            for j in 0..<Self.taps {
+                let x = Double(j - half + 1) - Double(p) / Double(Self.phases)
+                let w = 0.42 + 0.5 * cos(Double.pi * x / Double(half)) + 0.08 * cos(2 * Double.pi * x / Double(half))
+                interpolation[p * Self.taps + j] = Float((x == 0 ? 1 : sin(Double.pi * x) / (Double.pi * x)) * w)
+            }
+        }
+        fed = .filled(Self.fedSize, with: 0)
+        crossCorrelation = .filled(2 * Self.acquisitionHalfWidth + 1, with: 0)
+        window = .filled(frameSamples + 4 * Self.acquisitionHalfWidth, with: 0)
+        unresampledLags = .filled(Self.driftWindows, with: (0, 0))
     }
+
+    /// Taps and phases of the reference's band-limited interpolation (a Blackman-windowed sinc).
+    static let taps = 16
+    static let phases = 256
+    /// Reference samples kept for the drift tracker (more than the filter's 152 ms window).
+    static let fedSize = 4096
+    /// Lags searched (every other one) either side of 6 ms after the delay estimate to find the
+    /// echo's main lag, and then either side of it to follow it.
+    static let acquisitionHalfWidth = 96
+    static let trackingHalfWidth = 8
 
     deinit {
         WebRtcAec_Free(aec)
         ring.deallocate(); reference.deallocate(); near.deallocate(); cancelled.deallocate(); echoOnly.deallocate(); output.deallocate()
         refEnvelope.deallocate(); micEnvelope.deallocate(); micRefBlock.deallocate(); correlation.deallocate(); farHistory.deallocate()
+        interpolation.deallocate(); fed.deallocate(); crossCorrelation.deallocate(); window.deallocate(); unresampledLags.deallocate()
     }
 
     /// Takes samples the playout has just sent to the device (the mix the loudspeaker plays).
@@ -224,23 +279,25 @@ public final class EchoCanceller {
             throw .frameSize(expectedMultipleOf: n, got: captured.count)
         }
         // The first block's end is aligned with the newest played sample.
-        if base == nil { base = played - Int64(captured.count) }
+        if base == nil {
+            base = played - Int64(captured.count)
+            referencePosition = Double(base!)
+        }
         echoOnlyCount = captured.count / n
         for f in 0..<echoOnlyCount {
             let input = UnsafeBufferPointer(rebasing: captured[(f * n)..<((f + 1) * n)])
             observeMicrophone(input)
-            // The reference the filter's window starts at: the played samples aligned with this
-            // frame, `offset` earlier; samples not played yet are silence.
-            let start = self.captured + base! - Int64(offset)
             var refEnergy: Float = 0, micEnergy: Float = 0
             for i in 0..<n {
-                let k = start + Int64(i)
-                let v: Int16 = k >= 0 && k < played && played - k <= Int64(ringMask) ? ring[Int(k & Int64(ringMask))] : 0
-                reference[i] = Float(v)
-                refEnergy += Float(v) * Float(v)
+                let v = referenceSample(at: referencePosition)
+                referencePosition += step
+                reference[i] = v
+                refEnergy += v * v
                 near[i] = Float(input[i])
                 micEnergy += near[i] * near[i]
             }
+            self.captured += Int64(n)
+            trackDrift()
             let out = UnsafeMutableBufferPointer(rebasing: output[(f * n)..<((f + 1) * n)])
             _ = WebRtcAec_BufferFarend(aec, reference.baseAddress, n)
             var outEnergy: Float = 0
@@ -255,7 +312,6 @@ public final class EchoCanceller {
             }
             echoOnly[f] = classify(referenceEnergy: refEnergy / Float(n), outputEnergy: outEnergy / Float(n),
                                    microphoneEnergy: micEnergy / Float(n))
-            self.captured += Int64(n)
             statistics.framesProcessed += 1
         }
         return UnsafeBufferPointer(rebasing: output[0..<captured.count])
@@ -343,6 +399,157 @@ public final class EchoCanceller {
         return !near
     }
 
+    /// The played stream at `position`, band-limited interpolation; silence where nothing was played.
+    private func referenceSample(at position: Double) -> Float {
+        let whole = position.rounded(.down)
+        var k = Int64(whole)
+        var phase = Int(((position - whole) * Double(Self.phases)).rounded())
+        if phase == Self.phases { k += 1; phase = 0 }
+        if phase == 0 { return k >= 0 && k < played && played - k <= Int64(ringMask) ? Float(ring[Int(k & Int64(ringMask))]) : 0 }
+        let first = k - Int64(Self.taps / 2) + 1
+        let coefficients = interpolation.baseAddress! + phase * Self.taps
+        var v: Float = 0
+        let start = Int(first & Int64(ringMask))
+        if first >= 0, first + Int64(Self.taps) <= played, played - first <= Int64(ringMask), start + Self.taps <= ring.count {
+            let samples = ring.baseAddress! + start
+            for j in 0..<Self.taps { v += Float(samples[j]) * coefficients[j] }
+            return v
+        }
+        for j in 0..<Self.taps {
+            let m = first + Int64(j)
+            guard m >= 0 && m < played && played - m <= Int64(ringMask) else { continue }
+            v += Float(ring[Int(m & Int64(ringMask))]) * coefficients[j]
+        }
+        return v
+    }
+
+    /// Cross-correlates this frame of the capture (`near`) with the reference fed to the AEC at
+    /// the lags around the echo's main one. At the end of each second of far-end activity, finds
+    /// the peak to a fraction of a sample; the lag it would have without the resampling, over the
+    /// last windows, moves by the clocks' drift: its least-squares slope sets ``step``.
+    private func trackDrift() {
+        let n = frameSamples, mask = Self.fedSize - 1
+        for i in 0..<n { fed[(fedCount + i) & mask] = reference[i] }
+        defer { fedCount += n }
+        if trackedLag == nil, let delayMs = statistics.estimatedDelayMs {
+            // The estimate is the envelope's rise; the main lag is up to 20 ms after it.
+            let lag = Int((delayMs * Double(configuration.sampleRate) / 1000 - offset).rounded()) + Self.acquisitionHalfWidth
+            guard lag - 2 * Self.acquisitionHalfWidth >= 0, lag + 2 * Self.acquisitionHalfWidth + n < Self.fedSize else { return }
+            trackedLag = lag
+            searchHalfWidth = Self.acquisitionHalfWidth
+            resetWindow()
+        }
+        guard let center = trackedLag, isFarEndActive else { return }
+        let h = searchHalfWidth, stride = h == Self.trackingHalfWidth ? 1 : 2
+        // The reference from the longest lag's first sample to the shortest's last, in a row.
+        let span = n + 2 * h * stride
+        let oldest = fedCount - center - h * stride
+        for j in 0..<span { window[j] = fed[(oldest + j) & mask] }
+        var micEnergy: Float = 0, refEnergy: Float = 0
+        for i in 0..<n {
+            micEnergy += near[i] * near[i]
+            refEnergy += window[h * stride + i] * window[h * stride + i]
+        }
+        windowMicEnergy += Double(micEnergy)
+        windowRefEnergy += Double(refEnergy)
+        for l in 0...(2 * h) {
+            // Lag center + (l - h) * stride.
+            let shifted = window.baseAddress! + (2 * h - l) * stride
+            var sum: Float = 0
+            for i in 0..<n { sum += near[i] * shifted[i] }
+            crossCorrelation[l] += Double(sum)
+        }
+        windowFrames += 1
+        windowOffset += offset
+        windowPosition += Double(fedCount) + Double(n) / 2
+        guard windowFrames == Self.driftWindowFrames else { return }
+        defer { resetWindow() }
+        var m = 0
+        for l in 1...(2 * h) where crossCorrelation[l] > crossCorrelation[m] { m = l }
+        let peak = crossCorrelation[m]
+        guard peak > 0, peak >= Self.driftPeakCorrelation * (windowMicEnergy * windowRefEnergy).squareRoot() else {
+            // The echo's lag lost (a changed path, a near end talking throughout): search again.
+            windowsWithoutPeak += 1
+            if windowsWithoutPeak >= 5 { forgetLag() }
+            return
+        }
+        windowsWithoutPeak = 0
+        let lag = center + (m - h) * stride
+        guard m > 0 && m < 2 * h && stride == 1 else {
+            // Found, or at the edge: followed from the next window.
+            trackedLag = lag
+            searchHalfWidth = Self.trackingHalfWidth
+            return
+        }
+        let a = crossCorrelation[m - 1], b = peak, c = crossCorrelation[m + 1]
+        let fraction = (a - c) / (2 * (a - 2 * b + c))
+        let frames = Double(windowFrames)
+        let point = (at: windowPosition / frames, lag: Double(lag) + (fraction.isFinite ? max(-0.5, min(0.5, fraction)) : 0) + windowOffset / frames)
+        unresampledLags[lagCount % Self.driftWindows] = point
+        lagCount += 1
+        // A lag that has walked out of the kept reference is searched for again.
+        guard lag - h >= 0, lag + h + n < Self.fedSize else { forgetLag(); return }
+        trackedLag = lag
+        updateStep()
+    }
+
+    /// Fits a line to the unresampled lags (dropping those more than a sample off a first fit:
+    /// a window whose peak was another one's); its slope is the capture's excess over the played
+    /// stream, so the reference is read `1 - slope` played samples a capture sample.
+    private func updateStep() {
+        let count = min(lagCount, Self.driftWindows)
+        guard count >= 4 else { return }
+        var first = Double.infinity, last = -Double.infinity
+        for k in 0..<count { first = min(first, unresampledLags[k].at); last = max(last, unresampledLags[k].at) }
+        guard last - first >= Double(4 * configuration.sampleRate) else { return }
+        var fit = line(count: count, within: .infinity, of: nil)
+        if let f = fit { fit = line(count: count, within: 1, of: f) }
+        guard let slope = fit?.slope, abs(slope) <= Self.maximumDrift else { return }
+        step = 1 - slope
+        statistics.captureDriftPpm = (1 / step - 1) * 1e6
+    }
+
+    /// The least-squares line through the unresampled lags within `within` samples of `around`.
+    private func line(count: Int, within: Double, of around: (slope: Double, intercept: Double)?) -> (slope: Double, intercept: Double)? {
+        var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
+        let origin = unresampledLags[0].at
+        for k in 0..<count {
+            let x = unresampledLags[k].at - origin, y = unresampledLags[k].lag
+            if let around, abs(y - (around.intercept + around.slope * x)) > within { continue }
+            n += 1; sx += x; sy += y; sxx += x * x; sxy += x * y
+        }
+        let d = n * sxx - sx * sx
+        guard n >= 4, d > 0 else { return nil }
+        let slope = (n * sxy - sx * sy) / d
+        return (slope, (sy - slope * sx) / n)
+    }
+
+    /// Forgets the echo's lag and its history: found again from the next delay estimate.
+    private func forgetLag() {
+        trackedLag = nil
+        lagCount = 0
+        windowsWithoutPeak = 0
+    }
+
+    /// The largest clock drift followed, as a fraction (200 ppm: two crystals of +-100 ppm).
+    static let maximumDrift = 2e-4
+    /// 10 ms frames of far-end activity a drift window correlates.
+    static let driftWindowFrames = 100
+    /// Windows the drift is fitted over (the last 16 s of far-end activity).
+    static let driftWindows = 16
+    /// A window's peak counts when its normalised correlation is at least this (the echo alone
+    /// gives 0.4-0.9 in the simulated rooms).
+    static let driftPeakCorrelation = 0.2
+
+    private func resetWindow() {
+        for l in 0..<crossCorrelation.count { crossCorrelation[l] = 0 }
+        windowFrames = 0
+        windowOffset = 0
+        windowPosition = 0
+        windowMicEnergy = 0
+        windowRefEnergy = 0
+    }
+
     /// Adds one frame of the raw capture to the envelopes; estimates the delay every 250 ms.
     private func observeMicrophone(_ input: UnsafeBufferPointer<Int16>) {
         for (i, s) in input.enumerated() {
@@ -416,13 +623,23 @@ public final class EchoCanceller {
         let inUse = statistics.estimatedDelayMs.map { Int(($0 * Double(rate) / 1000).rounded()) }
         let needed = inUse.map { abs($0 - delay) <= 4 * blockSamples ? 1 : Self.changeEstimates } ?? 2
         guard agreeing >= needed else { return }
+        // A new echo path: its main lag is searched for again.
+        if let inUse, abs(inUse - delay) > 4 * blockSamples { forgetLag() }
         statistics.estimatedDelayMs = Double(delay) * 1000 / Double(rate)
         let margin = rate * 32 / 1000
-        if delay < offset || delay > offset + rate * 120 / 1000 {
-            offset = max(0, delay - margin)
-            statistics.filterOffsetMs = Double(offset) * 1000 / Double(rate)
+        let current = offset
+        if Double(delay) < current || Double(delay) > current + Double(rate * 120 / 1000) {
+            let moved = current - Double(max(0, delay - margin))
+            referencePosition += moved
+            // The echo's lag in the reference moves with it; its unresampled lag does not.
+            if let lag = trackedLag {
+                let moved = lag - Int(moved.rounded())
+                trackedLag = moved - searchHalfWidth >= 0 && moved + searchHalfWidth + frameSamples < Self.fedSize ? moved : nil
+            }
+            resetWindow()
             statistics.realignments += 1
         }
+        statistics.filterOffsetMs = offset * 1000 / Double(rate)
     }
 }
 

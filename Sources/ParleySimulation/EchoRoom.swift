@@ -108,15 +108,32 @@ public enum EchoRoom {
             mic[i] = gain * echo[i] + (i < near.count ? near[i] : 0) + Float(u * noiseAmplitude)
         }
         guard driftPpm != 0 else { return mic }
-        // The capture clock's sample k falls at the true time k / (1 + ppm).
+        // The capture clock's sample k falls at the true time k / (1 + ppm), read from the
+        // band-limited signal (a Blackman-windowed sinc of 32 taps, cut at 0.9 of Nyquist): a
+        // linear interpolation would instead low-pass the capture by a filter that changes with
+        // the fractional position, cycling every 1 / (ppm * rate) seconds, which no device does.
         let ratio = 1 / (1 + driftPpm * 1e-6)
+        let half = 16, phases = 1024, cutoff = 0.9
+        // Coefficient j of phase p weighs sample i - half + 1 + j for a time i + p / phases.
+        var table = [Float](repeating: 0, count: (phases + 1) * 2 * half)
+        for p in 0...phases {
+            for j in 0..<(2 * half) {
+                let x = Double(j - half + 1) - Double(p) / Double(phases)
+                let w = 0.42 + 0.5 * cos(Double.pi * x / Double(half)) + 0.08 * cos(2 * Double.pi * x / Double(half))
+                table[p * 2 * half + j] = Float((x == 0 ? cutoff : sin(Double.pi * cutoff * x) / (Double.pi * x)) * w)
+            }
+        }
         var drifted = [Float](repeating: 0, count: mic.count)
         for k in 0..<drifted.count {
             let t = Double(k) * ratio
             let i = Int(t)
-            guard i + 1 < mic.count else { break }
-            let frac = Float(t - Double(i))
-            drifted[k] = mic[i] * (1 - frac) + mic[i + 1] * frac
+            let row = Int(((t - Double(i)) * Double(phases)).rounded()) * 2 * half
+            var sum: Float = 0
+            for j in 0..<(2 * half) {
+                let n = i - half + 1 + j
+                if n >= 0 && n < mic.count { sum += mic[n] * table[row + j] }
+            }
+            drifted[k] = sum
         }
         return drifted
     }
