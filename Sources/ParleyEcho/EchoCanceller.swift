@@ -72,9 +72,9 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
     /// Times the reference was moved to follow the delay.
     public var realignments = 0
     /// How much faster the capture's clock runs than the playout's, parts per million, as the
-    /// drift tracker has found it (0 until it has measured any); the reference handed to the
-    /// AEC is resampled by it.
-    public var captureDriftPpm = 0.0
+    /// drift tracker has found it (nil before its first estimate, after 6-15 s of far-end
+    /// speech); the reference handed to the AEC is resampled by it.
+    public var captureDriftPpm: Double?
     public init() {}
 }
 
@@ -432,9 +432,11 @@ public final class EchoCanceller {
         for i in 0..<n { fed[(fedCount + i) & mask] = reference[i] }
         defer { fedCount += n }
         if trackedLag == nil, let delayMs = statistics.estimatedDelayMs {
-            // The estimate is the envelope's rise; the main lag is up to 20 ms after it.
-            let lag = Int((delayMs * Double(configuration.sampleRate) / 1000 - offset).rounded()) + Self.acquisitionHalfWidth
-            guard lag - 2 * Self.acquisitionHalfWidth >= 0, lag + 2 * Self.acquisitionHalfWidth + n < Self.fedSize else { return }
+            // The estimate is the envelope's rise; the main lag is up to 20 ms after it (and not
+            // before the reference's start).
+            let estimate = Int((delayMs * Double(configuration.sampleRate) / 1000 - offset).rounded())
+            let lag = max(2 * Self.acquisitionHalfWidth, estimate + Self.acquisitionHalfWidth)
+            guard lag + 2 * Self.acquisitionHalfWidth + n < Self.fedSize else { return }
             trackedLag = lag
             searchHalfWidth = Self.acquisitionHalfWidth
             resetWindow()

@@ -13,7 +13,7 @@ let echoCommand = Command(
     Runs the capture path of a call over two recordings: FAR.wav, what the playout sent to the
     loudspeaker, and MIC.wav, what the microphone heard at the same time (both mono, 8 or 16 kHz,
     the same rate, aligned at their start). The microphone's signal goes through the echo
-    canceller (WebRTC's AEC behind a bulk-delay estimator that follows drift), the voice activity
+    canceller (WebRTC's AEC behind a bulk-delay estimator and a drift tracker), the voice activity
     and talking analysis of the local participant (talks start only from what is not the far
     end's echo) and the Opus encoder, as in a call; the cancelled signal is written to OUT.wav.
       --far FAR.wav     what was played
@@ -23,10 +23,11 @@ let echoCommand = Command(
                         writes them (participant "local")
 
     Prints one summary line:
-      echo: ERLE E dB over S s of far-end-only time, T talks started, delay D ms
+      echo: ERLE E dB over S s of far-end-only time, T talks started, delay D ms, clock drift P ppm
     far-end-only time being the 10 ms frames the canceller judged echo only outside the local
     participant's talks (ERLE: the microphone's energy over the output's there; "n/a" without
-    such time).
+    such time); P how much faster the microphone's clock ran than the far end's, as the
+    canceller measured it ("not measured" before 6-15 s of far-end speech).
 
     Exit status: 0 done; 1 a file could not be read or written; 2 usage error.
     """,
@@ -77,8 +78,10 @@ let echoCommand = Command(
             let frames = farOnly.filter { $0 }.count
             let erle = EchoReplay.erleDb(microphone: mic, output: result.output, frameSamples: result.frameSamples) { farOnly[$0] }
             let delay = result.statistics.estimatedDelayMs.map { String(format: "%.0f ms", $0) } ?? "not measured"
+            let drift = result.statistics.captureDriftPpm.map { String(format: "%+.1f ppm", $0) } ?? "not measured"
             print("echo: ERLE \(erle.map { String(format: "%.1f dB", $0) } ?? "n/a") over \(String(format: "%.2f", Double(frames) / 100)) s "
-                  + "of far-end-only time, \(result.talks.filter { $0.kind == .started }.count) talks started, delay \(delay)")
+                  + "of far-end-only time, \(result.talks.filter { $0.kind == .started }.count) talks started, delay \(delay), "
+                  + "clock drift \(drift)")
             return ExitStatus.success
         }
     })

@@ -43,6 +43,9 @@ import ParleyMedia
         #expect(erle >= 25, "\(line)")
         let talks = try interopEvents(events).filter { $0["type"] as? String == "talking" }
         #expect(line.contains(" \(talks.count) talks started"), "\(line)")
+        // Both files come from one clock: the drift found is near 0.
+        let drift = try #require(line.components(separatedBy: ", clock drift ").last?.split(separator: " ").first)
+        #expect(abs(try #require(Double(drift))) <= 10, "\(line)")
         #expect(talks.allSatisfy { $0["participant"] as? String == "local" })
         // The reader's two turns and nothing else: the far end's first words, under the reader's
         // talk, start none.
