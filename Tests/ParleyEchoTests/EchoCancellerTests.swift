@@ -162,6 +162,23 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         }
     }
 
+    @Test("at 8 kHz the drift is found too, and the echo starts no talk", arguments: [0.0, 100, -100])
+    func narrowband(ppm: Double) throws {
+        // The scene at 8 kHz: each pair of samples averaged (a crude low-pass before taking every
+        // other one).
+        func half(_ x: [Float]) -> [Float] { stride(from: 0, to: x.count - 1, by: 2).map { (x[$0] + x[$0 + 1]) / 2 } }
+        let scene = try Scene.make(nearTalks: false)
+        let far = half(scene.far)
+        let mic = EchoRoom.microphone(far: far, near: half(scene.near), path: EchoPath(delayMs: 60, rt60: 0.4, seed: 9),
+                                      echoDb: -6, driftPpm: ppm, sampleRate: 8_000)
+        var send = AudioSendConfiguration()
+        send.sampleRate = 8_000
+        let result = try EchoReplay.run(played: pcm(far), microphone: pcm(mic), send: send)
+        print("8 kHz, \(ppm) ppm: drift found \(result.statistics.captureDriftPpm ?? .nan) ppm, talks \(result.talks.count)")
+        #expect(abs((result.statistics.captureDriftPpm ?? .infinity) - ppm) <= 10)
+        #expect(result.talks.isEmpty)
+    }
+
     @Test("a bulk delay beyond the filter's first window is found and followed")
     func longDelay() throws {
         let o = try replay(try Scene.make(nearTalks: false), path: EchoPath(delayMs: 300, rt60: 0.3, seed: 10), echoDb: -6)
