@@ -37,7 +37,6 @@ static const int parley_nice_compatibility_rfc5245 = 0;
 /// NiceAgentOption bits.
 static const int parley_nice_option_regular_nomination = 1 << 0;
 static const int parley_nice_option_ice_trickle = 1 << 3;
-static const int parley_nice_option_consent_freshness = 1 << 5;
 /// NiceComponentState values.
 enum {
     PARLEY_NICE_STATE_DISCONNECTED = 0,
@@ -75,10 +74,12 @@ void nice_agent_close_async(NiceAgent *agent, void (*done)(GObject *, GAsyncResu
 // MARK: Shims.
 
 /// Sets the agent's role and the properties Parley relies on: UDP only (no ICE-TCP), no UPnP
-/// port mapping, and a STUN server (an IP address; NULL for none).
+/// port mapping, binding requests (which need an answer) as keepalives on the selected pair,
+/// and a STUN server (an IP address; NULL for none).
 static inline void parley_nice_agent_configure(NiceAgent *agent, int controlling,
                                                const char *stun_server, unsigned stun_port) {
-    g_object_set(agent, "controlling-mode", controlling, "ice-udp", 1, "ice-tcp", 0, "upnp", 0, (char *)NULL);
+    g_object_set(agent, "controlling-mode", controlling, "ice-udp", 1, "ice-tcp", 0, "upnp", 0,
+                 "keepalive-conncheck", 1, (char *)NULL);
     if (stun_server != NULL)
         g_object_set(agent, "stun-server", stun_server, "stun-server-port", stun_port, (char *)NULL);
 }

@@ -1,5 +1,5 @@
-// A full ICE agent (RFC 8445) over libnice: one stream of one component, UDP, consent freshness
-// (RFC 7675), trickled candidates; its GLib main context iterated on a thread of its own.
+// A full ICE agent (RFC 8445) over libnice: one stream of one component, UDP, keepalive checks
+// on the selected pair, trickled candidates; its GLib main context iterated on a thread of its own.
 
 import CNice
 import Dispatch
@@ -26,8 +26,10 @@ import Glibc
 /// 4. `send(_:)` datagrams on the selected pair; received ones reach the datagram handler;
 /// 5. ``close()``.
 ///
-/// Consent freshness (RFC 7675) is on: the agent checks its peer every 4 to 6 s and reports
-/// ``ICEConnectionState/failed`` when no check is answered for 10 s (a peer that vanished).
+/// Liveness: the agent checks its peer on the selected pair every 4 to 6 s (binding requests,
+/// as RFC 7675's consent checks) and reports ``ICEConnectionState/failed`` when none is
+/// answered for 50 s (a peer that vanished). libnice 0.1.21's own consent freshness would fail
+/// 10 s after the last answer, which two checks lost under congestion reach; RFC 7675 says 30 s.
 /// UDP only (no ICE-TCP), no UPnP port mapping; a STUN server adds server-reflexive candidates.
 ///
 /// Threading: the agent is `Sendable`; every method may be called from any thread. The agent
@@ -203,8 +205,10 @@ private final class Core: @unchecked Sendable {
          portRange: ClosedRange<UInt16>?, onEvent: @escaping @Sendable (ICEEvent) -> Void,
          onDatagram: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) throws(ICEError) {
         guard let context = g_main_context_new() else { throw .agentSetupFailed("create a main context") }
+        // Not libnice's consent freshness: 0.1.21 expires consent 10 s after the last answered
+        // check (RFC 7675 says 30 s), so two checks lost in a congested queue end a call. Its
+        // keepalive checks (see parley_nice_agent_configure) give up after 50 s instead.
         let options = parley_nice_option_regular_nomination | parley_nice_option_ice_trickle
-            | parley_nice_option_consent_freshness
         guard let agent = nice_agent_new_full(context, parley_nice_compatibility_rfc5245, options) else {
             g_main_context_unref(context)
             throw .agentSetupFailed("create an agent")

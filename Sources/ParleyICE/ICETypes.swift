@@ -21,8 +21,8 @@ public enum ICEConnectionState: Sendable, Hashable, CustomStringConvertible {
     case connected
     /// Checks concluded; the selected pair is final (RFC 8445's Completed).
     case ready
-    /// No pair works: every check failed once the remote candidates ended, or consent to send
-    /// on the selected pair expired (RFC 7675: no answer to consent checks for about 10 s).
+    /// No pair works: every check failed once the remote candidates ended, or no check on the
+    /// selected pair has been answered for 50 s (the peer vanished).
     case failed
 
     public var description: String {

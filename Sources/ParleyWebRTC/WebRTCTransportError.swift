@@ -9,7 +9,7 @@ import ParleySRTP
 public enum WebRTCTransportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// libnice's agent refused a call.
     case ice(ICEError)
-    /// ICE found no working pair, or consent to send on the selected one expired.
+    /// ICE found no working pair, or the selected one's checks went unanswered for 50 s.
     case iceFailed
     /// The DTLS handshake or connection failed (a peer certificate that does not match the
     /// fingerprint in its description is `DTLSError/fingerprintMismatch(expected:actual:)`).
@@ -33,7 +33,7 @@ public enum WebRTCTransportError: Error, Sendable, Equatable, CustomStringConver
     public var description: String {
         switch self {
         case .ice(let e): "ICE: \(e)"
-        case .iceFailed: "ICE failed: no working candidate pair, or consent expired"
+        case .iceFailed: "ICE failed: no working candidate pair, or the peer stopped answering checks"
         case .dtls(let e): "DTLS: \(e)"
         case .noSRTPProfile: "DTLS agreed on no SRTP profile"
         case .srtp(let e): "SRTP: \(e)"

@@ -144,9 +144,9 @@ private func pattern(_ n: Int, seed: UInt8) -> [UInt8] {
         }
     }
 
-    /// Consent freshness (RFC 7675): consent expires 10 s after the last answered check, so the
-    /// survivor fails at most 10 s after its peer closes (here just after the checks answered).
-    @Test func peerThatClosesLosesConsent() async throws {
+    /// Liveness: the survivor fails 50 s after the last answered check on the selected pair, so
+    /// at most 50 s after its peer closes (here just after the checks answered).
+    @Test func peerThatClosesIsFailedWhenItsChecksGoUnanswered() async throws {
         let a = try Peer(.controlling), b = try Peer(.controlled)
         defer { a.agent.close() }
         try await a.gather()
@@ -157,8 +157,11 @@ private func pattern(_ n: Int, seed: UInt8) -> [UInt8] {
         #expect(try await b.recorder.wait(.seconds(5)) { $0.states.last == .ready })
         b.agent.close()
         let closed = ContinuousClock.now
-        #expect(try await a.recorder.wait(.seconds(25)) { $0.states.last == .failed })
-        print("ICE over loopback: consent lost \(ContinuousClock.now - closed) after the peer closed")
+        #expect(try await a.recorder.wait(.seconds(70)) { $0.states.last == .failed })
+        let after = ContinuousClock.now - closed
+        print("ICE over loopback: failed \(after) after the peer closed")
+        // Not before RFC 7675's 30 s: a few checks lost under congestion do not end a call.
+        #expect(after >= .seconds(30))
         #expect(a.agent.state == .failed)
         #expect(throws: ICEError.notConnected) { try a.agent.send([1]) }
     }
