@@ -2,6 +2,8 @@
 // direct path and an exponentially decaying reverberant tail, the echo of what was played, the
 // near end's speech and noise, a change of echo path, and drift between the two clocks.
 
+import ParleyCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -88,7 +90,8 @@ public enum EchoRoom {
     /// `changedPath` from sample `changeAt`, the device moved), scaled so that its active level is
     /// `echoDb` relative to the near end's (relative to -20 dBFS without near-end speech), plus
     /// `near`, plus white noise at `noiseDb` dBFS (seeded), the whole resampled by `driftPpm` (the
-    /// capture clock runs that much fast: positive, more samples). Same length as `far`.
+    /// capture clock runs that much fast: positive, more samples; within ±1,000,000). Same length
+/// as `far`.
     public static func microphone(far: [Float], near: [Float], path: EchoPath, changedPath: EchoPath? = nil,
                                   changeAt: Int = 0, echoDb: Double, noiseDb: Double = -70, driftPpm: Double = 0,
                                   sampleRate: Int) -> [Float] {
@@ -107,34 +110,20 @@ public enum EchoRoom {
             let u = Double(state >> 11) / Double(1 << 53) * 2 - 1
             mic[i] = gain * echo[i] + (i < near.count ? near[i] : 0) + Float(u * noiseAmplitude)
         }
-        guard driftPpm != 0 else { return mic }
-        // The capture clock's sample k falls at the true time k / (1 + ppm), read from the
-        // band-limited signal (a Blackman-windowed sinc of 32 taps, cut at 0.9 of Nyquist): a
-        // linear interpolation would instead low-pass the capture by a filter that changes with
-        // the fractional position, cycling every 1 / (ppm * rate) seconds, which no device does.
-        let ratio = 1 / (1 + driftPpm * 1e-6)
-        let half = 16, phases = 1024, cutoff = 0.9
-        // Coefficient j of phase p weighs sample i - half + 1 + j for a time i + p / phases.
-        var table = [Float](repeating: 0, count: (phases + 1) * 2 * half)
-        for p in 0...phases {
-            for j in 0..<(2 * half) {
-                let x = Double(j - half + 1) - Double(p) / Double(phases)
-                let w = 0.42 + 0.5 * cos(Double.pi * x / Double(half)) + 0.08 * cos(2 * Double.pi * x / Double(half))
-                table[p * 2 * half + j] = Float((x == 0 ? cutoff : sin(Double.pi * cutoff * x) / (Double.pi * x)) * w)
-            }
-        }
-        var drifted = [Float](repeating: 0, count: mic.count)
-        for k in 0..<drifted.count {
-            let t = Double(k) * ratio
-            let i = Int(t)
-            let row = Int(((t - Double(i)) * Double(phases)).rounded()) * 2 * half
-            var sum: Float = 0
-            for j in 0..<(2 * half) {
-                let n = i - half + 1 + j
-                if n >= 0 && n < mic.count { sum += mic[n] * table[row + j] }
-            }
-            drifted[k] = sum
-        }
-        return drifted
+        // The capture clock's sample k falls at the true time k / (1 + ppm): the band-limited
+        // resampler at that ratio (in steps of 0.1 ppm), as a device's clock would sample it.
+        guard driftPpm != 0, abs(driftPpm) < 1_000_000, !mic.isEmpty else { return mic }
+        let scale = 10_000_000
+        let outputRate = Int((Double(scale) * (1 + driftPpm * 1e-6)).rounded())
+        guard var resampler = try? Resampler(inputRate: scale, outputRate: outputRate, maxInputFrames: mic.count) else { return mic }
+        var drifted: [Float] = []
+        var tail = [Float](repeating: 0, count: resampler.maxFlushFrames)
+        guard let produced = try? resampler.process(mic, into: &drifted),
+              let flushed = try? tail.withUnsafeMutableBufferPointer({ (t) throws(ResamplerBlockError) -> Int in try resampler.flush(into: t) })
+        else { return mic }
+        drifted.removeSubrange(produced...)
+        drifted += tail[0..<flushed]
+        if drifted.count < mic.count { drifted += [Float](repeating: 0, count: mic.count - drifted.count) }
+        return Array(drifted[0..<mic.count])
     }
 }
