@@ -297,7 +297,7 @@ public final class EchoCanceller {
                 micEnergy += near[i] * near[i]
             }
             self.captured += Int64(n)
-            trackDrift()
+            trackDrift(microphoneEnergy: micEnergy)
             let out = UnsafeMutableBufferPointer(rebasing: output[(f * n)..<((f + 1) * n)])
             _ = WebRtcAec_BufferFarend(aec, reference.baseAddress, n)
             var outEnergy: Float = 0
@@ -423,11 +423,12 @@ public final class EchoCanceller {
         return v
     }
 
-    /// Cross-correlates this frame of the capture (`near`) with the reference fed to the AEC at
-    /// the lags around the echo's main one. At the end of each second of far-end activity, finds
-    /// the peak to a fraction of a sample; the lag it would have without the resampling, over the
-    /// last windows, moves by the clocks' drift: its least-squares slope sets ``step``.
-    private func trackDrift() {
+    /// Cross-correlates this frame of the capture (`near`, its summed squares `microphoneEnergy`)
+    /// with the reference fed to the AEC at the lags around the echo's main one. At the end of
+    /// each second of far-end activity, finds the peak to a fraction of a sample; the lag it
+    /// would have without the resampling, over the last windows, moves by the clocks' drift: its
+    /// least-squares slope sets ``step``.
+    private func trackDrift(microphoneEnergy: Float) {
         let n = frameSamples, mask = Self.fedSize - 1
         for i in 0..<n { fed[(fedCount + i) & mask] = reference[i] }
         defer { fedCount += n }
@@ -447,12 +448,9 @@ public final class EchoCanceller {
         let span = n + 2 * h * stride
         let oldest = fedCount - center - h * stride
         for j in 0..<span { window[j] = fed[(oldest + j) & mask] }
-        var micEnergy: Float = 0, refEnergy: Float = 0
-        for i in 0..<n {
-            micEnergy += near[i] * near[i]
-            refEnergy += window[h * stride + i] * window[h * stride + i]
-        }
-        windowMicEnergy += Double(micEnergy)
+        var refEnergy: Float = 0
+        for i in 0..<n { refEnergy += window[h * stride + i] * window[h * stride + i] }
+        windowMicEnergy += Double(microphoneEnergy)
         windowRefEnergy += Double(refEnergy)
         for l in 0...(2 * h) {
             // Lag center + (l - h) * stride.
@@ -487,10 +485,10 @@ public final class EchoCanceller {
         let fraction = (a - c) / (2 * (a - 2 * b + c))
         let frames = Double(windowFrames)
         let point = (at: windowPosition / frames, lag: Double(lag) + (fraction.isFinite ? max(-0.5, min(0.5, fraction)) : 0) + windowOffset / frames)
-        unresampledLags[lagCount % Self.driftWindows] = point
-        lagCount += 1
         // A lag that has walked out of the kept reference is searched for again.
         guard lag - h >= 0, lag + h + n < Self.fedSize else { forgetLag(); return }
+        unresampledLags[lagCount % Self.driftWindows] = point
+        lagCount += 1
         trackedLag = lag
         updateStep()
     }
