@@ -37,7 +37,6 @@ status=0
 build() {
   local name=$1 dir="Fuzz/targets/$1" out=".build/fuzz/$1"
   mkdir -p "$out"
-  rm -f "$out/built" "$out/failed"
   if [ ! -f "$dir/main.swift" ] || [ ! -f "$dir/sources.txt" ]; then
     echo "fuzz: $dir needs main.swift and sources.txt" >&2; touch "$out/failed"; return
   fi
