@@ -203,9 +203,10 @@ public struct AudioSendPipeline: ~Copyable {
                 probabilitySum += d.probability
                 snrSum += d.evidence.snrDb
                 let echoOnly = echo?.isEchoOnly(frame: decisions) ?? false
+                let doubleTalk = echo?.isDoubleTalk(frame: decisions) ?? false
                 if echoOnly { echoOnlyFrames += 1 }
                 decisions += 1
-                if let e = talk.process(d, muted: muted, echoOnly: echoOnly) { talkEvent = e }
+                if let e = talk.process(d, muted: muted, echoOnly: echoOnly, doubleTalk: doubleTalk) { talkEvent = e }
             }
         }
         // The V bit is the talking detector's view of the packet (means over its frames): inside

@@ -152,6 +152,7 @@ public final class EchoCanceller {
     private let cancelled: UnsafeMutableBufferPointer<Float>
     private let output: UnsafeMutableBufferPointer<Int16>
     private let echoOnly: UnsafeMutableBufferPointer<Bool>
+    private let doubleTalk: UnsafeMutableBufferPointer<Bool>
     private var echoOnlyCount = 0
 
     // Envelopes: 5 ms blocks.
@@ -205,6 +206,7 @@ public final class EchoCanceller {
         cancelled = .filled(frameSamples, with: 0)
         output = .filled(frameSamples * Self.maximumFrames, with: 0)
         echoOnly = .filled(Self.maximumFrames, with: false)
+        doubleTalk = .filled(Self.maximumFrames, with: false)
 
         blockSamples = rate / 200
         maxLagBlocks = configuration.maximumDelayMs / 5
@@ -244,7 +246,8 @@ public final class EchoCanceller {
 
     deinit {
         WebRtcAec_Free(aec)
-        ring.deallocate(); reference.deallocate(); near.deallocate(); cancelled.deallocate(); echoOnly.deallocate(); output.deallocate()
+        ring.deallocate(); reference.deallocate(); near.deallocate(); cancelled.deallocate(); echoOnly.deallocate(); doubleTalk.deallocate()
+        output.deallocate()
         refEnvelope.deallocate(); micEnvelope.deallocate(); micRefBlock.deallocate(); correlation.deallocate(); farHistory.deallocate()
         interpolation.deallocate(); fed.deallocate(); crossCorrelation.deallocate(); window.deallocate(); unresampledLags.deallocate()
     }
@@ -310,8 +313,8 @@ public final class EchoCanceller {
             } else {
                 for i in 0..<n { out[i] = input[i]; outEnergy += near[i] * near[i] }
             }
-            echoOnly[f] = classify(referenceEnergy: refEnergy / Float(n), outputEnergy: outEnergy / Float(n),
-                                   microphoneEnergy: micEnergy / Float(n))
+            (echoOnly[f], doubleTalk[f]) = classify(referenceEnergy: refEnergy / Float(n), outputEnergy: outEnergy / Float(n),
+                                                    microphoneEnergy: micEnergy / Float(n))
             statistics.framesProcessed += 1
         }
         return UnsafeBufferPointer(rebasing: output[0..<captured.count])
@@ -327,6 +330,14 @@ public final class EchoCanceller {
     /// beyond the last call's.
     public func isEchoOnly(frame: Int) -> Bool { frame >= 0 && frame < echoOnlyCount && echoOnly[frame] }
 
+    /// Whether frame `frame` (0-based, 10 ms each) of the last ``process(_:)`` call was certainly
+    /// double talk: the far end active and the cancelled signal risen far above its residual
+    /// echo (more than any leak of the residual suppression on the far end alone). The
+    /// suppression mutes the first 100-200 ms of a near end that starts over a loud far end;
+    /// a talk detector may count the speech it heard during them once this says so. False for a
+    /// frame beyond the last call's.
+    public func isDoubleTalk(frame: Int) -> Bool { frame >= 0 && frame < echoOnlyCount && doubleTalk[frame] }
+
     /// Whether the far end's audio (or its echo's tail) is in the capture now.
     public var isFarEndActive: Bool { farLevelDb > Self.farActiveDb }
 
@@ -336,6 +347,10 @@ public final class EchoCanceller {
     static let farActiveDb: Float = -50
     /// Near-end speech must rise this far above the predicted residual echo.
     static let nearMarginDb: Float = 20
+    /// A frame this far above the predicted residual echo is certainly double talk: on the far
+    /// end alone the suppression's leaks stay under 30 dB over it in the simulated rooms, where
+    /// a near end starting over the far end opens at 36-52 dB.
+    static let doubleTalkMarginDb: Float = 32
     /// ... and the microphone's level this far above the echo the far end's level predicts.
     static let nearOverEchoDb: Float = 2
     /// The echo of the far end's level has arrived when the level of the frames 50-60 ms older
@@ -358,7 +373,8 @@ public final class EchoCanceller {
         10 * log10f(max(meanSquare, 1e-3) / (32_768 * 32_768))
     }
 
-    private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> Bool {
+    /// Whether the frame is echo only, and whether it is certainly double talk.
+    private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> (Bool, Bool) {
         // The far end's level: the loudest reference frame whose echo may be arriving now (back
         // to the delay after the reference's start, plus 60 ms, at most 630 ms; before the first
         // delay is found, the longest the estimator searches), held with the decay of a room's
@@ -375,19 +391,21 @@ public final class EchoCanceller {
             if k >= first { arrived = max(arrived, level) }
         }
         farLevelDb = max(recent, farLevelDb - farDecayDbPerFrame)
-        guard isFarEndActive else { return false }
+        guard isFarEndActive else { return (false, false) }
         statistics.farEndFrames += 1
         let ratio = Self.db(outputEnergy) - farLevelDb
         let micRatio = Self.db(microphoneEnergy) - farLevelDb
         // Near-end speech rises above the residual echo in the cancelled signal and above the
         // echo in the microphone (a leak of the residual suppression does neither).
-        let near = ratio > residualRatioDb + Self.nearMarginDb && micRatio > echoRatioDb + Self.nearOverEchoDb
+        let overEcho = micRatio > echoRatioDb + Self.nearOverEchoDb
+        let near = ratio > residualRatioDb + Self.nearMarginDb && overEcho
+        let certain = ratio > residualRatioDb + Self.doubleTalkMarginDb && overEcho
         // The ratios are learnt only once the echo of the far end's level has arrived: at a
         // far-end onset the microphone still holds the room's floor, and learning it would set
         // them far under the echo that follows.
         guard arrived > recent - Self.arrivedWithinDb else {
             if !near { statistics.echoOnlyFrames += 1 }
-            return !near
+            return (!near, certain)
         }
         echoRatioDb = micRatio < echoRatioDb ? echoRatioDb + 0.5 * (micRatio - echoRatioDb)
                                              : echoRatioDb + min(micRatio - echoRatioDb, 0.2)
@@ -396,7 +414,7 @@ public final class EchoCanceller {
         residualRatioDb = ratio < residualRatioDb ? residualRatioDb + 0.5 * (ratio - residualRatioDb)
                                                   : residualRatioDb + min(ratio - residualRatioDb, 0.2)
         if !near { statistics.echoOnlyFrames += 1 }
-        return !near
+        return (!near, certain)
     }
 
     /// The played stream at `position`, band-limited interpolation; silence where nothing was played.

@@ -159,6 +159,8 @@ public struct TalkDetector: Sendable {
     public private(set) var isTalking = false
 
     private var history: UInt64 = 0           // bit i = frame i ago was speech (onset window)
+    private var heard: UInt64 = 0             // bit i = frame i ago was at or above onThreshold, echo or not
+    private var heardProbabilities = ProbabilityWindow()
     private var low: UInt64 = ~0              // bit i = frame i ago was not part of a rise (or before the stream)
     private var probabilities = ProbabilityWindow()
     private var lastSpeechEnd: Double = 0
@@ -201,17 +203,30 @@ public struct TalkDetector: Sendable {
     /// own (an echo canceller's verdict for a capture while the far end talks and the near end
     /// does not): such a frame counts as silence towards an onset, so residual echo never
     /// starts a talk, while a talk already going is held as usual. Double talk (the near end
-    /// over the far end) is not echo only and starts a talk.
-    public mutating func process(_ d: VADDecision, muted: Bool = false, echoOnly: Bool = false) -> TalkEvent? {
+    /// over the far end) is not echo only and starts a talk. `doubleTalk` says that the
+    /// canceller is certain of it: the frames judged echo only just before then count as
+    /// they were heard (a canceller's suppression mutes the first 100-200 ms of a near end
+    /// that starts over a loud far end, and this is where that start went). Ignored with
+    /// `echoOnly`.
+    public mutating func process(_ d: VADDecision, muted: Bool = false, echoOnly: Bool = false,
+                                 doubleTalk: Bool = false) -> TalkEvent? {
         let c = configuration
         let frameEnd = d.time + VoiceActivityDetector.frameDuration
-        let speech = d.probability >= c.onThreshold && (isTalking || !echoOnly)
+        let loud = d.probability >= c.onThreshold
+        let speech = loud && (isTalking || !echoOnly)
         history = (history << 1) | (speech ? 1 : 0)
+        heard = (heard << 1) | (loud ? 1 : 0)
+        heardProbabilities.push(d.probability, window: c.onsetWindow)
+        if doubleTalk && !echoOnly && !isTalking {
+            let window: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1
+            history |= heard & window
+        }
         let sinceSpeech = history == 0 ? Int.max / 2 : history.trailingZeroBitCount   // frames ago, 0 = this one
         let bridged = Double(sinceSpeech) * VoiceActivityDetector.frameDuration <= c.onsetRiseBridge + 1e-9
         let unlikely = d.probability < c.onsetRiseFloor && !bridged
         low = (low << 1) | (unlikely || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)
         probabilities.push(echoOnly && !isTalking ? 0 : d.probability, window: c.onsetWindow)
+        if doubleTalk && !echoOnly && !isTalking { probabilities = heardProbabilities }
         snrMean += 0.2 * (min(max(d.evidence.snrDb, 0), 60) - snrMean)
         if !isTalking {
             let mask: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1

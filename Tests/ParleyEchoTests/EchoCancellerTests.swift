@@ -220,4 +220,30 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         for i in 60..<200 { #expect(talk.process(speech(i), echoOnly: true) == nil) }
         #expect(talk.isTalking)
     }
+
+    @Test func certainDoubleTalkCountsTheSpeechHeardUnderTheEcho() {
+        var evidence = VADEvidence()
+        evidence.snrDb = 20
+        let speech = { (i: Int) in VADDecision(frameIndex: i, time: Double(i) * 0.01, probability: 0.95, isSpeech: true, evidence: evidence) }
+        // Echo-only speech, then the near end rising over it: a frame that is merely not echo
+        // only needs an onset's run of its own; a certain one starts the talk at once.
+        var plain = TalkDetector(), certain = TalkDetector()
+        for i in 0..<30 {
+            #expect(plain.process(speech(i), echoOnly: true) == nil)
+            #expect(certain.process(speech(i), echoOnly: true) == nil)
+        }
+        #expect(plain.process(speech(30)) == nil)
+        #expect(certain.process(speech(30), doubleTalk: true)?.kind == .started)
+        var started: Int?
+        for i in 31..<40 where started == nil { if plain.process(speech(i)) != nil { started = i } }
+        #expect(started == 36)
+        // Not with silence before it, and not when the frame is echo only.
+        var quiet = TalkDetector()
+        let silence = VADDecision(frameIndex: 0, time: 0, probability: 0.05, isSpeech: false, evidence: evidence)
+        for _ in 0..<30 { _ = quiet.process(silence) }
+        #expect(quiet.process(speech(30), doubleTalk: true) == nil)
+        var echo = TalkDetector()
+        for i in 0..<30 { _ = echo.process(speech(i), echoOnly: true) }
+        #expect(echo.process(speech(30), echoOnly: true, doubleTalk: true) == nil)
+    }
 }
