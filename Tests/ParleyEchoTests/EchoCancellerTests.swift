@@ -33,6 +33,9 @@ private struct Scene {
     var near: [Float]
     var farTalks: [(Double, Double)]
     var nearTalks: [(Double, Double)]
+    /// The first word of each near-end turn (docs/echo.md: where its 300-3400 Hz level comes
+    /// within 15.9 dB of the turn's active level, 0.68 s and 8.89 s into reader.wav).
+    var firstWords: [Double]
 
     static func make(nearTalks withNear: Bool) throws -> Scene {
         let armelle = try load("conversation/armelle.wav"), carlo = try load("conversation/carlo.wav")
@@ -46,7 +49,8 @@ private struct Scene {
         let farOnce = [(2.01, 2.52), (4.00, 6.05), (5.51, 7.49), (12.60, 15.09)]
         let seconds = Double(half) / Double(rate)
         return Scene(far: far, near: near, farTalks: farOnce + farOnce.map { ($0.0 + seconds, $0.1 + seconds) },
-                     nearTalks: withNear ? [(0.40 + seconds + 4, 3.39 + seconds + 4), (8.60 + seconds + 4, 11.84 + seconds + 4)] : [])
+                     nearTalks: withNear ? [(0.40 + seconds + 4, 3.39 + seconds + 4), (8.60 + seconds + 4, 11.84 + seconds + 4)] : [],
+                     firstWords: withNear ? [0.68 + seconds + 4, 8.89 + seconds + 4] : [])
     }
 }
 
@@ -78,6 +82,13 @@ private struct Outcome {
             result.talks.first { $0.kind == .started && $0.time >= turn.0 && $0.time <= turn.1 }.map { $0.time - turn.0 }
         }
     }
+
+    /// Per near-end turn, whether its talk started within 200 ms of its first word.
+    var onsetsWithin200MsOfFirstWord: [Bool] {
+        zip(onsetLatencies, zip(scene.nearTalks, scene.firstWords)).map { latency, turn in
+            latency.map { turn.0.0 + $0 - turn.1 <= 0.2 + 1e-9 } ?? false
+        }
+    }
 }
 
 private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil, echoDb: Double, driftPpm: Double = 0) throws -> Outcome {
@@ -105,7 +116,7 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
     // The onsets are compared with the near end's own (the same capture path over the near end
     // alone): the reader's turns open softly, 20-30 dB under the echo, so even alone their talks
     // start 350 ms after the energy-based truth.
-    @Test("double talk: every near-end turn starts within 200 ms of its own onset", arguments: [
+    @Test("double talk: every near-end turn starts within 200 ms of its first word and of its own onset", arguments: [
         (EchoPath(delayMs: 40, rt60: 0.3, seed: 4), 0.0),
         (EchoPath(delayMs: 80, rt60: 0.5, seed: 5), -10.0),
         (EchoPath(delayMs: 100, rt60: 0.6, seed: 6), -20.0),
@@ -122,6 +133,7 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
             #expect(latency != nil)
             #expect((latency ?? 1) <= (alone ?? 0) + 0.2)
         }
+        #expect(o.onsetsWithin200MsOfFirstWord == [true, true])
     }
 
     @Test("the echo path changes halfway: back to 20 dB within 2 s")
@@ -144,11 +156,12 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         #expect(o.erle(from: 2, to: 16) >= 25)
         #expect(o.falseStarts.isEmpty)
         for (latency, alone) in zip(o.onsetLatencies, clean) { #expect((latency ?? 1) <= (alone ?? 0) + 0.2) }
+        #expect(o.onsetsWithin200MsOfFirstWord == [true, true])
     }
 
     // Rooms drawn across the ranges (direct path 20-100 ms, RT60 0.2-0.6 s, echo 0 to -20 dB,
     // drift 0 or ±100 ppm), each with the far end alone and with the near end's two turns.
-    @Test("rooms across the ranges: no talk from the echo, every turn found, ERLE >= 25 dB", arguments: 0..<12)
+    @Test("rooms across the ranges: no talk from the echo, every turn found within 200 ms, ERLE >= 25 dB", arguments: 0..<12)
     func acrossTheRanges(room: Int) throws {
         let path = EchoPath(delayMs: Double(20 + room * 37 % 81), rt60: [0.2, 0.3, 0.45, 0.6][room % 4], seed: UInt64(100 + room))
         let echoDb = [0.0, -6, -10, -20][room / 3 % 4], drift = [0.0, 100, -100][room % 3]
@@ -157,6 +170,7 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
             print("room \(room): \(path.delayMs) ms, RT60 \(path.rt60) s, echo \(echoDb) dB, \(drift) ppm, near end \(near): ERLE \(o.erle(from: 2, to: 16)) dB, onsets \(o.onsetLatencies), false \(o.falseStarts.map(\.time)), delay \(o.result.statistics.estimatedDelayMs ?? -1) ms, drift \(o.result.statistics.captureDriftPpm ?? .nan) ppm")
             #expect(o.erle(from: 2, to: 16) >= 25)
             #expect(!o.onsetLatencies.contains { $0 == nil })
+            #expect(!o.onsetsWithin200MsOfFirstWord.contains(false))
             #expect(o.falseStarts.isEmpty)
             #expect(abs((o.result.statistics.captureDriftPpm ?? .infinity) - drift) <= 10)
         }
