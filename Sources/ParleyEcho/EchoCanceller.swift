@@ -104,7 +104,8 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// end's level predicts (a tracked residual-to-far ratio, falling fast and rising at most
 /// 20 dB/s), or the microphone's level did not rise 2 dB above the echo it predicts (the same
 /// tracking).
-/// Near-end speech over the far end (double talk) rises above it; residual echo does not.
+/// Near-end speech over the far end (double talk) rises above it; residual echo does not. A
+/// frame 32 dB above that residual is certainly double talk (``isDoubleTalk(frame:)``).
 ///
 /// No allocation after `init`. Threading: one thread at a time.
 public final class EchoCanceller {
