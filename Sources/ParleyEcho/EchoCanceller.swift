@@ -72,8 +72,8 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
     /// Times the reference was moved to follow the delay.
     public var realignments = 0
     /// How much faster the capture's clock runs than the playout's, parts per million, as the
-    /// drift tracker has found it (nil before its first estimate, after 6-15 s of far-end
-    /// speech); the reference handed to the AEC is resampled by it.
+    /// drift tracker has found it (nil before its first estimate, after 4-6 s of far-end
+    /// activity in the simulated rooms); the reference handed to the AEC is resampled by it.
     public var captureDriftPpm: Double?
     public init() {}
 }
@@ -92,9 +92,10 @@ public struct EchoCancellerStatistics: Sendable, Hashable {
 /// direct path comes before it or more than 120 ms after it. The clocks' drift is followed by
 /// resampling the reference (a 16-tap windowed sinc): a tracker cross-correlates the capture
 /// with the reference at the lags around the echo's main one, finds that lag to a fraction of a
-/// sample over each second of far-end activity, and takes the drift
-/// (``EchoCancellerStatistics/captureDriftPpm``, up to 200 ppm) from the slope of the last 16
-/// such lags. Without it, the filter is a fraction of a sample off after each pause of the far
+/// sample over each half second of far-end activity (not across a pause of it), and takes the
+/// drift (``EchoCancellerStatistics/captureDriftPpm``, up to 200 ppm) from the slope of the last
+/// 32 such lags over 2 s or more, once that slope is known to 5 ppm or is three times its
+/// standard error. Without it, the filter is a fraction of a sample off after each pause of the far
 /// end (0.8 samples after 0.5 s at 100 ppm), and cancels little above 1 kHz until it adapts.
 /// WebRTC's AEC removes the linear echo and suppresses what is left.
 ///
@@ -144,6 +145,7 @@ public final class EchoCanceller {
     private var windowOffset = 0.0
     private var windowPosition = 0.0
     private var windowsWithoutPeak = 0
+    private var framesSinceFarEnd = 0
     /// The lag the echo would have without the resampling (the measured one plus ``offset``),
     /// by window: its slope is the drift.
     private let unresampledLags: UnsafeMutableBufferPointer<(at: Double, lag: Double)>
@@ -243,7 +245,7 @@ public final class EchoCanceller {
     /// Lags searched (every other one) either side of 6 ms after the delay estimate to find the
     /// echo's main lag, and then either side of it to follow it.
     static let acquisitionHalfWidth = 96
-    static let trackingHalfWidth = 8
+    static let trackingHalfWidth = 16
 
     deinit {
         WebRtcAec_Free(aec)
@@ -444,7 +446,7 @@ public final class EchoCanceller {
 
     /// Cross-correlates this frame of the capture (`near`, its summed squares `microphoneEnergy`)
     /// with the reference fed to the AEC at the lags around the echo's main one. At the end of
-    /// each second of far-end activity, finds the peak to a fraction of a sample; the lag it
+    /// each half second of far-end activity, finds the peak to a fraction of a sample; the lag it
     /// would have without the resampling, over the last windows, moves by the clocks' drift: its
     /// least-squares slope sets ``step``.
     private func trackDrift(microphoneEnergy: Float) {
@@ -461,7 +463,15 @@ public final class EchoCanceller {
             searchHalfWidth = Self.acquisitionHalfWidth
             resetWindow()
         }
-        guard let center = trackedLag, isFarEndActive else { return }
+        guard let center = trackedLag else { return }
+        guard isFarEndActive else {
+            // A window does not span a pause of the far end: the lag moves with the drift
+            // meanwhile (8 samples over 5 s at 100 ppm).
+            framesSinceFarEnd += 1
+            if framesSinceFarEnd == Self.driftPauseFrames, windowFrames > 0 { resetWindow() }
+            return
+        }
+        framesSinceFarEnd = 0
         let h = searchHalfWidth, stride = h == Self.trackingHalfWidth ? 1 : 2
         // The reference from the longest lag's first sample to the shortest's last, in a row.
         let span = n + 2 * h * stride
@@ -520,27 +530,36 @@ public final class EchoCanceller {
         guard count >= 4 else { return }
         var first = Double.infinity, last = -Double.infinity
         for k in 0..<count { first = min(first, unresampledLags[k].at); last = max(last, unresampledLags[k].at) }
-        guard last - first >= Double(4 * configuration.sampleRate) else { return }
+        guard last - first >= Double(2 * configuration.sampleRate) else { return }
         var fit = line(count: count, within: .infinity, of: nil)
-        if let f = fit { fit = line(count: count, within: 1, of: f) }
-        guard let slope = fit?.slope, abs(slope) <= Self.maximumDrift else { return }
+        if let f = fit { fit = line(count: count, within: 1, of: (f.slope, f.intercept)) }
+        // A slope is taken once it is known to 5 ppm, or sooner when it is three times its
+        // standard error: a wrong early estimate misplaces the filter after a pause as much as
+        // no estimate does.
+        guard let fit, abs(fit.slope) <= Self.maximumDrift,
+              fit.standardError <= Self.driftStandardError || abs(fit.slope) >= 3 * fit.standardError else { return }
+        let slope = fit.slope
         step = 1 - slope
         statistics.captureDriftPpm = (1 / step - 1) * 1e6
     }
 
-    /// The least-squares line through the unresampled lags within `within` samples of `around`.
-    private func line(count: Int, within: Double, of around: (slope: Double, intercept: Double)?) -> (slope: Double, intercept: Double)? {
-        var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
+    /// The least-squares line through the unresampled lags within `within` samples of `around`,
+    /// with its slope's standard error.
+    private func line(count: Int, within: Double, of around: (slope: Double, intercept: Double)?)
+        -> (slope: Double, intercept: Double, standardError: Double)? {
+        var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, syy = 0.0
         let origin = unresampledLags[0].at
         for k in 0..<count {
             let x = unresampledLags[k].at - origin, y = unresampledLags[k].lag
             if let around, abs(y - (around.intercept + around.slope * x)) > within { continue }
-            n += 1; sx += x; sy += y; sxx += x * x; sxy += x * y
+            n += 1; sx += x; sy += y; sxx += x * x; sxy += x * y; syy += y * y
         }
         let d = n * sxx - sx * sx
         guard n >= 4, d > 0 else { return nil }
         let slope = (n * sxy - sx * sy) / d
-        return (slope, (sy - slope * sx) / n)
+        let intercept = (sy - slope * sx) / n
+        let squaredResiduals = max(0, syy - intercept * sy - slope * sxy)
+        return (slope, intercept, (squaredResiduals / (n - 2) / (sxx - sx * sx / n)).squareRoot())
     }
 
     /// Forgets the echo's lag and its history: found again from the next delay estimate.
@@ -553,9 +572,13 @@ public final class EchoCanceller {
     /// The largest clock drift followed, as a fraction (200 ppm: two crystals of +-100 ppm).
     static let maximumDrift = 2e-4
     /// 10 ms frames of far-end activity a drift window correlates.
-    static let driftWindowFrames = 100
+    static let driftWindowFrames = 50
     /// Windows the drift is fitted over (the last 16 s of far-end activity).
-    static let driftWindows = 16
+    static let driftWindows = 32
+    /// Frames of the far end's silence (after its level's hold) that end a drift window unfinished.
+    static let driftPauseFrames = 30
+    /// The standard error under which a fitted drift is taken whatever its size (5 ppm).
+    static let driftStandardError = 5e-6
     /// A window's peak counts when its normalised correlation is at least this (the echo alone
     /// gives 0.4-0.9 in the simulated rooms).
     static let driftPeakCorrelation = 0.2

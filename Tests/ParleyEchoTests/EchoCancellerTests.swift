@@ -176,6 +176,23 @@ private func replay(_ scene: Scene, path: EchoPath, changedPath: EchoPath? = nil
         }
     }
 
+    // Drifting rooms drawn at random within the ranges, where the far end alone started a talk
+    // after a pause while the drift was still unknown (1 s windows that straddled the pauses,
+    // ±8 lags to follow a lag that moves 8 samples over a 5 s pause).
+    @Test("drifting rooms drawn at random: the drift is followed, and the echo starts no talk", arguments: [
+        (EchoPath(delayMs: 37.45, rt60: 0.47, seed: 501), -0.6, 100.0),
+        (EchoPath(delayMs: 49.78, rt60: 0.42, seed: 521), -13.26, -100),
+        (EchoPath(delayMs: 26.41, rt60: 0.26, seed: 535), -8.12, 100),
+        (EchoPath(delayMs: 69.58, rt60: 0.26, seed: 605), -2.43, 100),
+    ])
+    func drawnRooms(path: EchoPath, echoDb: Double, ppm: Double) throws {
+        let o = try replay(try Scene.make(nearTalks: false), path: path, echoDb: echoDb, driftPpm: ppm)
+        print("drawn room \(path.delayMs) ms, RT60 \(path.rt60) s, echo \(echoDb) dB, \(ppm) ppm: ERLE \(o.erle(from: 2)) dB, talks \(o.result.talks.filter { $0.kind == .started }.map(\.time)), drift found \(o.result.statistics.captureDriftPpm ?? .nan) ppm")
+        #expect(o.result.talks.isEmpty)
+        #expect(o.erle(from: 2) >= 25)
+        #expect(abs((o.result.statistics.captureDriftPpm ?? .infinity) - ppm) <= 10)
+    }
+
     @Test("at 8 kHz the drift is found too, and the echo starts no talk", arguments: [0.0, 100, -100])
     func narrowband(ppm: Double) throws {
         // The scene at 8 kHz: each pair of samples averaged (a crude low-pass before taking every
