@@ -27,7 +27,7 @@ let echoCommand = Command(
     far-end-only time being the 10 ms frames the canceller judged echo only outside the local
     participant's talks (ERLE: the microphone's energy over the output's there; "n/a" without
     such time); P how much faster the microphone's clock ran than the far end's, as the
-    canceller measured it ("not measured" before 6-15 s of far-end speech).
+    canceller measured it ("not measured" before 4-6 s of far-end speech).
 
     Exit status: 0 done; 1 a file could not be read or written; 2 usage error.
     """,
