@@ -377,7 +377,8 @@ public final class EchoCanceller {
     }
 
     /// Whether the frame is echo only, and whether it is certainly double talk.
-    private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float) -> (Bool, Bool) {
+    private func classify(referenceEnergy: Float, outputEnergy: Float, microphoneEnergy: Float)
+        -> (echoOnly: Bool, doubleTalk: Bool) {
         // The far end's level: the loudest reference frame whose echo may be arriving now (back
         // to the delay after the reference's start, plus 60 ms, at most 630 ms; before the first
         // delay is found, the longest the estimator searches), held with the decay of a room's
@@ -403,20 +404,17 @@ public final class EchoCanceller {
         let overEcho = micRatio > echoRatioDb + Self.nearOverEchoDb
         let near = ratio > residualRatioDb + Self.nearMarginDb && overEcho
         let certain = ratio > residualRatioDb + Self.doubleTalkMarginDb && overEcho
+        if !near { statistics.echoOnlyFrames += 1 }
         // The ratios are learnt only once the echo of the far end's level has arrived: at a
         // far-end onset the microphone still holds the room's floor, and learning it would set
         // them far under the echo that follows.
-        guard arrived > recent - Self.arrivedWithinDb else {
-            if !near { statistics.echoOnlyFrames += 1 }
-            return (!near, certain)
-        }
+        guard arrived > recent - Self.arrivedWithinDb else { return (!near, certain) }
         echoRatioDb = micRatio < echoRatioDb ? echoRatioDb + 0.5 * (micRatio - echoRatioDb)
                                              : echoRatioDb + min(micRatio - echoRatioDb, 0.2)
         // The residual-to-far ratio: follows down at once, up by at most 0.2 dB a frame, so a
         // changed echo path is learnt within a second or two and a near-end turn is not.
         residualRatioDb = ratio < residualRatioDb ? residualRatioDb + 0.5 * (ratio - residualRatioDb)
                                                   : residualRatioDb + min(ratio - residualRatioDb, 0.2)
-        if !near { statistics.echoOnlyFrames += 1 }
         return (!near, certain)
     }
 
@@ -538,8 +536,7 @@ public final class EchoCanceller {
         // no estimate does.
         guard let fit, abs(fit.slope) <= Self.maximumDrift,
               fit.standardError <= Self.driftStandardError || abs(fit.slope) >= 3 * fit.standardError else { return }
-        let slope = fit.slope
-        step = 1 - slope
+        step = 1 - fit.slope
         statistics.captureDriftPpm = (1 / step - 1) * 1e6
     }
 
@@ -675,8 +672,8 @@ public final class EchoCanceller {
             referencePosition += moved
             // The echo's lag in the reference moves with it; its unresampled lag does not.
             if let lag = trackedLag {
-                let moved = lag - Int(moved.rounded())
-                trackedLag = moved - searchHalfWidth >= 0 && moved + searchHalfWidth + frameSamples < Self.fedSize ? moved : nil
+                let shifted = lag - Int(moved.rounded())
+                trackedLag = shifted - searchHalfWidth >= 0 && shifted + searchHalfWidth + frameSamples < Self.fedSize ? shifted : nil
             }
             resetWindow()
             statistics.realignments += 1

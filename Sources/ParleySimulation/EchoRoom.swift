@@ -91,7 +91,7 @@ public enum EchoRoom {
     /// `echoDb` relative to the near end's (relative to -20 dBFS without near-end speech), plus
     /// `near`, plus white noise at `noiseDb` dBFS (seeded), the whole resampled by `driftPpm` (the
     /// capture clock runs that much fast: positive, more samples; within ±1,000,000). Same length
-/// as `far`.
+    /// as `far`.
     public static func microphone(far: [Float], near: [Float], path: EchoPath, changedPath: EchoPath? = nil,
                                   changeAt: Int = 0, echoDb: Double, noiseDb: Double = -70, driftPpm: Double = 0,
                                   sampleRate: Int) -> [Float] {

@@ -214,22 +214,21 @@ public struct TalkDetector: Sendable {
         let frameEnd = d.time + VoiceActivityDetector.frameDuration
         let loud = d.probability >= c.onThreshold
         let speech = loud && (isTalking || !echoOnly)
+        let mask: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1
+        // A certain double talk counts the frames judged echo only before it as they were heard.
+        let countHeard = doubleTalk && !echoOnly && !isTalking
         history = (history << 1) | (speech ? 1 : 0)
         heard = (heard << 1) | (loud ? 1 : 0)
         heardProbabilities.push(d.probability, window: c.onsetWindow)
-        if doubleTalk && !echoOnly && !isTalking {
-            let window: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1
-            history |= heard & window
-        }
+        if countHeard { history |= heard & mask }
         let sinceSpeech = history == 0 ? Int.max / 2 : history.trailingZeroBitCount   // frames ago, 0 = this one
         let bridged = Double(sinceSpeech) * VoiceActivityDetector.frameDuration <= c.onsetRiseBridge + 1e-9
         let unlikely = d.probability < c.onsetRiseFloor && !bridged
         low = (low << 1) | (unlikely || d.evidence.snrDb < c.onsetRiseMinimumSNR ? 1 : 0)
         probabilities.push(echoOnly && !isTalking ? 0 : d.probability, window: c.onsetWindow)
-        if doubleTalk && !echoOnly && !isTalking { probabilities = heardProbabilities }
+        if countHeard { probabilities = heardProbabilities }
         snrMean += 0.2 * (min(max(d.evidence.snrDb, 0), 60) - snrMean)
         if !isTalking {
-            let mask: UInt64 = c.onsetWindow >= 64 ? ~0 : (1 << UInt64(c.onsetWindow)) - 1
             let count = (history & mask).nonzeroBitCount
             guard speech, count >= c.onsetFrames, snrMean >= c.onsetMinimumSNR,
                   probabilities.mean(window: c.onsetWindow) >= c.onsetMeanProbability else {
