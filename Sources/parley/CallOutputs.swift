@@ -148,11 +148,14 @@ func callSentLine(_ s: AudioSendStatistics, to destination: String) -> String {
     "sent: \(s.packetsSent) RTP packets (\(s.payloadBytes) payload bytes) to \(destination)"
 }
 
-/// `received from NAME: ...`, the audio a remote participant sent (nil: no such participant).
+/// `received from NAME: ...`, the audio a remote participant sent (nil: no such participant):
+/// packets, lost, samples concealed, and samples the jitter buffer's time stretching inserted
+/// (to let its delay grow) and removed (to let it shrink).
 func callReceivedLine(_ session: CallSession, from name: ParticipantID) -> String? {
     guard let r = session.receiveStatistics(of: name) else { return nil }
     return "received from \(name): \(r.receive.packetsBuffered) RTP packets, \(r.jitter.packetsLost) lost, "
-        + "\(r.jitter.concealedSamples) samples concealed"
+        + "\(r.jitter.concealedSamples) samples concealed, \(r.jitter.insertedSamplesForDeceleration) inserted and "
+        + "\(r.jitter.removedSamplesForAcceleration) removed by stretching"
 }
 
 /// `datagrams: ...`, the session's demultiplexer counters.
