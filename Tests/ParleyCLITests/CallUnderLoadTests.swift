@@ -53,13 +53,15 @@ struct CallUnderLoadTests {
             let heard = try readInteropWAV(dir.appendingPathComponent("\(listener)-heard.wav"))
             let original = try readInteropWAV(sources[peer]!)
             let concealed = figure(child.output, line: "received from \(peer):", after: "lost, ") ?? -1
+            let inserted = figure(child.output, line: "received from \(peer):", after: "concealed, ") ?? -1
+            let removed = figure(child.output, line: "received from \(peer):", after: "inserted and ") ?? -1
             let fraction = Double(concealed) / Double(max(1, heard.samples.count))
             let (median, count, lag) = interopSpeechWindowCorrelation(source: original.samples, heard: heard.samples)
             print("parley call under load (stress-ng --cpu \(cores)): \(listener) hears \(peer) at lag \(lag), correlation median "
                   + String(format: "%.3f", median) + " over \(count) speech windows, concealed "
-                  + String(format: "%.4f", fraction) + " (\(concealed) of \(heard.samples.count) samples)")
+                  + String(format: "%.4f", fraction) + " (\(concealed) of \(heard.samples.count) samples), stretched: \(inserted) samples inserted, \(removed) removed")
             #expect(heard.samples.count >= original.samples.count * 9 / 10, "\(listener) heard \(heard.samples.count) samples")
-            #expect(concealed >= 0, "\(child.output)")
+            #expect(concealed >= 0 && inserted >= 0 && removed >= 0, "\(child.output)")
             #expect(fraction <= 0.05, "\(listener) concealed \(concealed) of \(heard.samples.count) samples")
             #expect(count >= 3 && median >= 0.8, "\(listener) hears \(peer): median \(median) over \(count) windows")
         }

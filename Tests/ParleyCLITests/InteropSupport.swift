@@ -351,6 +351,13 @@ struct InteropError: Error, CustomStringConvertible {
 /// The best normalised correlation of `decoded` against `source` over lags -maxLag...maxLag
 /// (samples), found coarsely at 1/8 rate and refined at full rate; and the lag.
 func interopAlignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -> (correlation: Double, lag: Int) {
+    interopAlignedCorrelation(source: source, decoded: decoded, lags: -maxLag...maxLag)
+}
+
+/// The best normalised correlation of `decoded[i + lag]` against `source[i]` over `lags`
+/// (samples; where the two overlap, at least 100 samples), found coarsely at 1/8 rate and
+/// refined at full rate within `lags`; and the lag.
+func interopAlignedCorrelation(source: [Float], decoded: [Float], lags: ClosedRange<Int>) -> (correlation: Double, lag: Int) {
     func correlation(_ a: UnsafeBufferPointer<Float>, _ b: UnsafeBufferPointer<Float>, lag: Int) -> Double {
         // b[i + lag] against a[i]
         var sab = 0.0, saa = 0.0, sbb = 0.0
@@ -366,10 +373,10 @@ func interopAlignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -
         stride(from: 0, to: x.count - 7, by: 8).map { i in (0..<8).reduce(Float(0)) { $0 + x[i + $1] } / 8 }
     }
     let sa = decimate(source), sb = decimate(decoded)
-    var best = (-2.0, 0)
+    var best = (-2.0, lags.lowerBound)
     sa.withUnsafeBufferPointer { a in
         sb.withUnsafeBufferPointer { b in
-            for lag in stride(from: -maxLag / 8, through: maxLag / 8, by: 1) {
+            for lag in stride(from: lags.lowerBound >= 0 ? (lags.lowerBound + 7) / 8 : lags.lowerBound / 8, through: lags.upperBound / 8, by: 1) {
                 let c = correlation(a, b, lag: lag)
                 if c > best.0 { best = (c, lag * 8) }
             }
@@ -378,7 +385,7 @@ func interopAlignedCorrelation(source: [Float], decoded: [Float], maxLag: Int) -
     var fine = (-2.0, best.1)
     source.withUnsafeBufferPointer { a in
         decoded.withUnsafeBufferPointer { b in
-            for lag in (best.1 - 12)...(best.1 + 12) {
+            for lag in max(lags.lowerBound, best.1 - 12)...min(lags.upperBound, best.1 + 12) {
                 let c = correlation(a, b, lag: lag)
                 if c > fine.0 { fine = (c, lag) }
             }
@@ -414,21 +421,40 @@ func interopMeanPSNR(source: InteropY4M, decoded: InteropY4M) -> (psnr: Double, 
 /// How well a live receiver's recording follows its source: the median correlation over the
 /// source's 1 s windows with speech, each aligned on its own (a live receiver time-stretches to
 /// follow the network, so one lag does not fit a whole file), searched from 0.25 s before to
-/// `drift` samples (default 0.75 s) after the lag over the whole file. Returns the median, the
-/// number of windows, and the lag over the whole file.
+/// `drift` samples (default 0.75 s) after the lag over the whole file, with the whole window
+/// inside the recording. Both are compared above 100 Hz (``interopHighPass(_:)``): a codec's
+/// high-pass filter takes out what a source has below, a DC offset included, and a window
+/// whose power is mostly that offset would otherwise measure the filter, not the receiver.
+/// Returns the median, the number of windows, and the lag over the whole file.
 func interopSpeechWindowCorrelation(source: [Float], heard: [Float], maxLag: Int = 16_000,
                                     drift: Int = 12_000) -> (median: Double, windows: Int, lag: Int) {
-    let (_, lag) = interopAlignedCorrelation(source: source, decoded: heard, maxLag: maxLag)
+    let filteredSource = interopHighPass(source), filteredHeard = interopHighPass(heard)
+    let (_, lag) = interopAlignedCorrelation(source: filteredSource, decoded: filteredHeard, maxLag: maxLag)
     var windows: [Double] = []
     for w in stride(from: 0, to: source.count - 16_000, by: 16_000) {
-        let part = Array(source[w..<(w + 16_000)])
-        guard part.map({ Double($0 * $0) }).reduce(0, +) / 16_000 > 1e-4 else { continue }
+        guard source[w..<(w + 16_000)].map({ Double($0 * $0) }).reduce(0, +) / 16_000 > 1e-4 else { continue }
         let from = max(0, w + lag - 4_000), to = min(heard.count, w + lag + 16_000 + drift)
-        guard to - from > 16_000 else { continue }
-        windows.append(interopAlignedCorrelation(source: part, decoded: Array(heard[from..<to]), maxLag: to - from).correlation)
+        guard to - from >= 16_000 else { continue }
+        let part = Array(filteredSource[w..<(w + 16_000)])
+        let lags = 0...(to - from - 16_000)
+        windows.append(interopAlignedCorrelation(source: part, decoded: Array(filteredHeard[from..<to]), lags: lags).correlation)
     }
     guard !windows.isEmpty else { return (0, 0, lag) }
     return (windows.sorted()[windows.count / 2], windows.count, lag)
+}
+
+/// `x` (16 kHz) through a second-order Butterworth high-pass at 100 Hz.
+func interopHighPass(_ x: [Float]) -> [Float] {
+    let w = 2 * Double.pi * 100 / 16_000, alpha = sin(w) / 2.squareRoot(), c = cos(w), a0 = 1 + alpha
+    let b0 = (1 + c) / 2 / a0, b1 = -(1 + c) / a0, a1 = -2 * c / a0, a2 = (1 - alpha) / a0
+    var y = [Float](repeating: 0, count: x.count)
+    var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
+    for i in x.indices {
+        let v = Double(x[i]), o = b0 * v + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2
+        x2 = x1; x1 = v; y2 = y1; y1 = o
+        y[i] = Float(o)
+    }
+    return y
 }
 
 /// The lines of a `--events` JSON-lines file, as objects.
