@@ -446,13 +446,18 @@ func interopSpeechWindowCorrelation(source: [Float], heard: [Float], maxLag: Int
 /// `x` (16 kHz) through a second-order Butterworth high-pass at 100 Hz.
 func interopHighPass(_ x: [Float]) -> [Float] {
     let w = 2 * Double.pi * 100 / 16_000, alpha = sin(w) / 2.squareRoot(), c = cos(w), a0 = 1 + alpha
-    let b0 = (1 + c) / 2 / a0, b1 = -(1 + c) / a0, a1 = -2 * c / a0, a2 = (1 - alpha) / a0
-    var y = [Float](repeating: 0, count: x.count)
+    let b0 = (1 + c) / 2 / a0
+    return interopBiquad(x, b: (b0, -(1 + c) / a0, b0), a: (-2 * c / a0, (1 - alpha) / a0)).map { Float($0) }
+}
+
+/// `x` through a biquad (RBJ's coefficients, divided by a0), computed in Double.
+func interopBiquad(_ x: [Float], b: (Double, Double, Double), a: (Double, Double)) -> [Double] {
+    var y = [Double](repeating: 0, count: x.count)
     var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
     for i in x.indices {
-        let v = Double(x[i]), o = b0 * v + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2
+        let v = Double(x[i]), o = b.0 * v + b.1 * x1 + b.2 * x2 - a.0 * y1 - a.1 * y2
         x2 = x1; x1 = v; y2 = y1; y1 = o
-        y[i] = Float(o)
+        y[i] = o
     }
     return y
 }
@@ -542,15 +547,9 @@ func interopBandEnergyWindowCorrelation(source: [Float], heard: [Float], maxLag:
         [(100.0, 500.0), (500, 1000), (1000, 2000), (2000, 4000), (4000, 7000)].map { band in
             let f0 = (band.0 * band.1).squareRoot(), q = f0 / (band.1 - band.0)
             let w = 2 * Double.pi * f0 / 16_000, alpha = sin(w) / (2 * q), a0 = 1 + alpha
-            let b0 = alpha / a0, b2 = -alpha / a0, a1 = -2 * cos(w) / a0, a2 = (1 - alpha) / a0
-            var (x1, x2, y1, y2) = (0.0, 0.0, 0.0, 0.0)
+            let y = interopBiquad(x, b: (alpha / a0, 0, -alpha / a0), a: (-2 * cos(w) / a0, (1 - alpha) / a0))
             var sums = [Double](repeating: 0, count: x.count + 1)
-            for i in x.indices {
-                let x0 = Double(x[i])
-                let y = b0 * x0 + b2 * x2 - a1 * y1 - a2 * y2
-                (x2, x1, y2, y1) = (x1, x0, y1, y)
-                sums[i + 1] = sums[i] + y * y
-            }
+            for i in y.indices { sums[i + 1] = sums[i] + y[i] * y[i] }
             return sums
         }
     }
